@@ -1,0 +1,24 @@
+# Two commands on a fresh machine: `make install`, then `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: install test bench clean
+
+install: $(BIN)/dsstar
+
+$(BIN)/dsstar: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@
+	@echo "installed: $$($(BIN)/dsstar --version)  (activate with: source $(VENV)/bin/activate)"
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

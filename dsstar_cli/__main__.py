@@ -1,0 +1,3 @@
+from dsstar_cli.cli import main
+
+main()

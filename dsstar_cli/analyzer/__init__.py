@@ -1,0 +1,121 @@
+"""Data File Analyzer: a compact description of every file in the data folder.
+
+Known formats are profiled deterministically (no model call); anything else is described by a
+script the model writes (DS-STAR's method), when the caller supplies one. A file that cannot be
+read still gets a description, saying what is wrong with it, so a bad file never breaks a run.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from dsstar_cli.analyzer.csv_profiler import profile_csv
+from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.excel_profiler import profile_excel
+from dsstar_cli.analyzer.json_profiler import profile_json, profile_jsonl
+from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.text_profiler import profile_text
+from dsstar_cli.events import Event, Sink
+
+# suffix -> (format name, profiler)
+PROFILERS = {
+    ".csv": ("csv", profile_csv),
+    ".tsv": ("tsv", profile_csv),
+    ".tab": ("tsv", profile_csv),
+    ".psv": ("csv", profile_csv),
+    ".json": ("json", profile_json),
+    ".jsonl": ("jsonl", profile_jsonl),
+    ".ndjson": ("jsonl", profile_jsonl),
+    ".xlsx": ("excel", profile_excel),
+    ".xlsm": ("excel", profile_excel),
+    ".md": ("markdown", profile_text),
+    ".markdown": ("markdown", profile_text),
+    ".txt": ("text", profile_text),
+    ".rst": ("text", profile_text),
+}
+
+# Called for a file no built-in profiler knows: (absolute path, relative name) -> description.
+UnknownDescriber = Callable[[Path, str], str]
+
+
+@dataclass
+class FileDescription:
+    path: str          # relative to the data folder
+    format: str
+    size_bytes: int
+    method: str        # "builtin", "llm", or "metadata" (type and size only)
+    description: str
+    error: str | None = None
+
+    def as_prompt(self) -> str:
+        return f"## {self.path} ({self.format}, {_human_size(self.size_bytes)})\n{self.description}"
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _human_size(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{size} B"
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[: limit - 40].rstrip() + "\n[... description cut at the size cap ...]"
+
+
+def _metadata_only(path: Path) -> str:
+    with path.open("rb") as handle:
+        head = handle.read(16)
+    return f"Unrecognised format (first bytes: {head.hex(' ')}); no built-in profiler and no model description."
+
+
+def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
+                  describe_unknown: UnknownDescriber | None) -> FileDescription:
+    path = root / relative
+    fmt, profiler = PROFILERS.get(path.suffix.lower(), ("unknown", None))
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        return FileDescription(str(relative), fmt, 0, "metadata", f"Cannot be read: {exc.strerror}.", exc.strerror)
+    try:
+        if mode != "llm" and profiler is not None:
+            method, text = "builtin", profiler(path, limits)
+        elif mode != "builtin" and describe_unknown is not None:
+            method, text = "llm", describe_unknown(path, str(relative))
+        else:
+            method, text = "metadata", _metadata_only(path)
+        return FileDescription(str(relative), fmt, size, method, _cap(text, limits.max_description_chars))
+    except ProfileError as exc:
+        return FileDescription(str(relative), fmt, size, "builtin", f"Unusable as {fmt}: {exc}.", str(exc))
+    except PermissionError:
+        return FileDescription(str(relative), fmt, size, "metadata", "Cannot be read: permission denied.", "permission denied")
+    except Exception as exc:  # A profiler bug or an odd file must not end the run.
+        error = f"{type(exc).__name__}: {str(exc)[:200]}"
+        return FileDescription(str(relative), fmt, size, "metadata", f"Could not be profiled ({error}).", error)
+
+
+def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "auto",
+                   describe_unknown: UnknownDescriber | None = None, workers: int = 4) -> list[FileDescription]:
+    """Describe every data file below `root`, in parallel, emitting one event per file."""
+    started = time.monotonic()
+    files = list_data_files(root)
+    emit(Event("analysis_started", {"files": len(files)}))
+    results: list[FileDescription] = []
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(describe_file, root, rel, limits, mode, describe_unknown) for rel in files]
+        for future in futures:
+            result = future.result()
+            results.append(result)
+            emit(Event("file_described", {"path": result.path, "format": result.format, "method": result.method,
+                                          "chars": len(result.description), "error": result.error}))
+    emit(Event("analysis_done", {"files": len(results), "seconds": round(time.monotonic() - started, 3)}))
+    return results

@@ -1,0 +1,49 @@
+"""Describe a pandas DataFrame compactly: shape, each column's type, range or values, examples."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+ALL_VALUES_UP_TO = 12     # A column with this few distinct values lists them all.
+MAX_VALUE_CHARS = 60
+
+
+def _short(value) -> str:
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."
+
+
+def describe_column(series: pd.Series) -> str:
+    non_null = series.dropna()
+    nulls = len(series) - len(non_null)
+    parts = [str(series.dtype)]
+    if nulls:
+        parts.append(f"{nulls} null")
+    if non_null.empty:
+        return f"{', '.join(parts)}; all null"
+    try:
+        distinct = non_null.unique()
+    except TypeError:  # Unhashable cells (lists, dicts from JSON).
+        return f"{', '.join(parts)}; e.g. {_short(non_null.iloc[0])}"
+    if pd.api.types.is_bool_dtype(series) or len(distinct) <= ALL_VALUES_UP_TO:
+        counts = non_null.value_counts()
+        shown = ", ".join(f"{_short(v)} ({n})" for v, n in counts.items())
+        return f"{', '.join(parts)}; {len(distinct)} distinct: {shown}"
+    if pd.api.types.is_numeric_dtype(series):
+        return f"{', '.join(parts)}; min {non_null.min():g}, max {non_null.max():g}, mean {non_null.mean():g}; {len(distinct)} distinct"
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return f"{', '.join(parts)}; from {non_null.min()} to {non_null.max()}"
+    examples = ", ".join(_short(v) for v in distinct[:3])
+    return f"{', '.join(parts)}; {len(distinct)} distinct; e.g. {examples}"
+
+
+def describe_frame(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> str:
+    """Column-by-column summary plus a few example rows. `rows_note` says if rows were sampled."""
+    lines = [f"{len(frame.columns)} columns{rows_note}:"]
+    for name in frame.columns:
+        lines.append(f"- {name!s}: {describe_column(frame[name])}")
+    if sample_rows and len(frame):
+        with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
+            lines.append(f"First {min(sample_rows, len(frame))} rows:")
+            lines.append(frame.head(sample_rows).to_string(index=False))
+    return "\n".join(lines)

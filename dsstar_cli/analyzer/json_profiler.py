@@ -1,0 +1,103 @@
+"""JSON and JSON Lines: structure as key paths with types, record tables as columns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from dsstar_cli.analyzer.frame import describe_frame
+from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+
+MAX_JSON_BYTES = 200 * 1024 * 1024
+OUTLINE_LINES = 40
+JSONL_SAMPLE_LINES = 20_000
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
+        type(value), "null"
+    )
+
+
+def outline(value: Any, path: str = "$", depth: int = 0, out: list[str] | None = None) -> list[str]:
+    """Key paths with types and an example, descending into the first element of arrays."""
+    out = [] if out is None else out
+    if len(out) >= OUTLINE_LINES or depth > 6:
+        return out
+    if isinstance(value, dict):
+        out.append(f"{path}: object with {len(value)} keys")
+        for key, child in list(value.items())[:25]:
+            outline(child, f"{path}.{key}", depth + 1, out)
+    elif isinstance(value, list):
+        kinds = sorted({_type_name(v) for v in value[:1000]})
+        out.append(f"{path}: array of {len(value):,} ({', '.join(kinds) or 'empty'})")
+        if value:
+            outline(value[0], f"{path}[0]", depth + 1, out)
+    else:
+        example = json.dumps(value)[:60]
+        out.append(f"{path}: {_type_name(value)}, e.g. {example}")
+    return out
+
+
+def _records_table(value: Any) -> tuple[str, list[dict]] | None:
+    """The first array of objects at the top or one level down: the table a coder will load."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value[:100]):
+        return "$", value
+    if isinstance(value, dict):
+        for key, child in value.items():
+            if isinstance(child, list) and child and all(isinstance(v, dict) for v in child[:100]):
+                return f"$.{key}", child
+    return None
+
+
+def profile_json(path: Path, limits: AnalyzerLimits) -> str:
+    size = path.stat().st_size
+    if size == 0:
+        raise ProfileError("the file is empty")
+    if size > MAX_JSON_BYTES:
+        raise ProfileError(f"the file is {size:,} bytes, too large to parse whole for a description")
+    try:
+        value = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ProfileError("the file is not UTF-8 text") from exc
+    except json.JSONDecodeError as exc:
+        raise ProfileError(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
+    parts = ["JSON document. Structure:", *outline(value)]
+    table = _records_table(value)
+    if table:
+        where, records = table
+        frame = pd.json_normalize(records[:JSONL_SAMPLE_LINES], max_level=1)
+        parts.append(f"Records at {where} ({len(records):,}), flattened with pd.json_normalize:")
+        parts.append(describe_frame(frame, limits.sample_rows))
+    return "\n".join(parts)
+
+
+def profile_jsonl(path: Path, limits: AnalyzerLimits) -> str:
+    records, bad, total = [], 0, 0
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            total += 1
+            if len(records) >= JSONL_SAMPLE_LINES:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                bad += 1
+    if total == 0:
+        raise ProfileError("the file has no JSON lines")
+    if not records:
+        raise ProfileError(f"none of the first {bad} lines is valid JSON")
+    parts = [f"JSON Lines: {total:,} records. Load with pd.read_json(path, lines=True)."]
+    if bad:
+        parts.append(f"Warning: {bad} of the first {len(records) + bad} lines are not valid JSON.")
+    if all(isinstance(r, dict) for r in records):
+        rows_note = f" (profiled from the first {len(records):,} records)" if len(records) < total else ""
+        parts.append(describe_frame(pd.json_normalize(records, max_level=1), limits.sample_rows, rows_note))
+    else:
+        parts.extend(outline(records[0], "$[0]"))
+    return "\n".join(parts)

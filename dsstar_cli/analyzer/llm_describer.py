@@ -1,0 +1,35 @@
+"""DS-STAR's own analyzer for formats we have no profiler for: the model writes a script that
+loads the file and prints its description; the script runs in the executor and the debugger
+repairs it when it fails. The printed output is the description."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from dsstar_cli.agent import Agent
+from dsstar_cli.analyzer.limits import ProfileError
+from dsstar_cli.roles import render
+
+ROLE = "analyzer"
+
+
+class LLMDescriber:
+    """Callable as the analyzer's `describe_unknown`. One file at a time: the agent is not shared-safe."""
+
+    def __init__(self, agent: Agent, max_chars: int):
+        self.agent = agent
+        self.max_chars = max_chars
+        self._lock = threading.Lock()
+
+    def __call__(self, path: Path, name: str) -> str:
+        with path.open("rb") as handle:
+            head = handle.read(32)
+        messages = render(ROLE, "describe", path=str(path), name=name, size=str(path.stat().st_size),
+                          head=repr(head))
+        with self._lock:
+            attempt = self.agent.write_and_run(ROLE, messages, "describe", f"## {name}\n(being described)",
+                                               str(path.parent))
+        if not attempt.ok:
+            raise ProfileError("the model's description script failed: " + attempt.output(300))
+        return attempt.execution.stdout.strip()[: self.max_chars] or "(the description script printed nothing)"

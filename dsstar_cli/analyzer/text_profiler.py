@@ -1,0 +1,38 @@
+"""Markdown and plain text: short documents in full, long ones as an outline and their start."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+
+HEADING = re.compile(r"^(#{1,6})\s+(.+)$")
+FIRST_LINES = 30
+MAX_HEADINGS = 40
+
+
+def profile_text(path: Path, limits: AnalyzerLimits) -> str:
+    size = path.stat().st_size
+    if size == 0:
+        raise ProfileError("the file is empty")
+    with path.open("rb") as handle:
+        raw = handle.read(limits.max_text_bytes)
+    if b"\x00" in raw[:8192]:
+        raise ProfileError("the file holds binary data (NUL bytes), not text")
+    text = raw.decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    complete = len(raw) == size
+    length = f"{len(lines):,} lines, {size:,} bytes" if complete else f"{size:,} bytes (first {len(raw):,} read)"
+    budget = limits.max_description_chars - 200
+    if complete and len(text) <= budget:
+        return f"Text document, {length}, shown in full:\n{text.strip()}"
+    headings = [f"  line {n}: {m.group(1)} {m.group(2).strip()}" for n, line in enumerate(lines, 1)
+                if (m := HEADING.match(line))]
+    parts = [f"Text document, {length}; too long to show in full (read the file for details)."]
+    if headings:
+        parts.append(f"Outline ({len(headings)} headings):")
+        parts.extend(headings[:MAX_HEADINGS])
+    parts.append(f"First {min(FIRST_LINES, len(lines))} lines:")
+    parts.extend(lines[:FIRST_LINES])
+    return "\n".join(parts)

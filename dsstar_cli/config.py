@@ -1,0 +1,199 @@
+"""Configuration: layered YAML files, environment and flags, validated key by key.
+
+The packaged `default.yaml` is the single source of defaults (configs/default.yaml links to it).
+Every other layer may only set keys that exist there, with values of the same kind, so a typo or
+a wrong type is an error that names the key instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from dsstar_cli.errors import SetupError
+
+ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalizer")
+ANALYZER_MODES = ("auto", "builtin", "llm")
+APP_NAME = "dsstar"
+# How the command line spells the keys it can override (for error messages and `sources`).
+FLAG_NAMES = {
+    "model": "--model",
+    "api_base": "--api-base",
+    "max_rounds": "--max-rounds",
+    "code_timeout_s": "--code-timeout",
+    "llm.timeout_s": "--llm-timeout",
+}
+
+# Numeric bounds checked after merging: (low, high) inclusive.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "max_rounds": (1, 1000),
+    "debug_attempts": (0, 20),
+    "code_timeout_s": (0.1, 86400),
+    "llm.timeout_s": (0.1, 3600),
+    "llm.temperature": (0, 2),
+    "llm.max_tokens": (1, 10_000_000),
+    "analyzer.max_description_chars": (200, 1_000_000),
+    "analyzer.sample_rows": (0, 100),
+    "analyzer.max_text_bytes": (1000, 100_000_000),
+    "sandbox.memory_mb": (64, 1_048_576),
+    "sandbox.max_output_bytes": (1000, 1_000_000_000),
+    "sandbox.prompt_output_chars": (200, 1_000_000),
+}
+# Keys that take any number although their default is written as a whole number.
+FLOAT_KEYS = {"code_timeout_s", "llm.timeout_s", "llm.temperature"}
+# Keys whose value may be null in any layer (everything else keeps the default's type).
+NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens"} | {
+    f"roles.{r}.model" for r in ROLES
+}
+
+
+class ConfigError(SetupError):
+    """A configuration file, key or value is wrong; the message says which and how to fix it."""
+
+
+@dataclass
+class Config:
+    """The effective configuration: a flat map of dotted keys plus where each value came from."""
+
+    values: dict[str, Any]
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def model_for(self, role: str) -> str | None:
+        """The model a role uses: its own override, else the shared `model`."""
+        return self.values.get(f"roles.{role}.model") or self.values["model"]
+
+    @property
+    def max_rounds(self) -> int:
+        return self.values["max_rounds"]
+
+
+def _flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(tree, dict):
+        return {prefix: tree}
+    flat: dict[str, Any] = {}
+    for key, value in tree.items():
+        dotted = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, dotted))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def packaged_default_text() -> str:
+    return resources.files("dsstar_cli").joinpath("default.yaml").read_text(encoding="utf-8")
+
+
+def user_config_path() -> Path:
+    """The per-user config file, in the platform's app dir (what `typer.get_app_dir` gives)."""
+    import typer  # Local import: keeps `config` importable without the CLI layer.
+
+    return Path(typer.get_app_dir(APP_NAME)) / "config.yaml"
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        where = getattr(exc, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where else ""
+        raise ConfigError(f"config file {path} is not valid YAML{line}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path} must be a mapping of keys to values")
+    return data
+
+
+def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
+    """Coerce `value` to the kind of the default, or raise a ConfigError naming the key."""
+    if value is None:
+        if key in NULLABLE:
+            return None
+        raise ConfigError(f"{origin}: `{key}` must not be null")
+    if key == "analyzer.mode" and value not in ANALYZER_MODES:
+        raise ConfigError(f"{origin}: `analyzer.mode` must be one of {', '.join(ANALYZER_MODES)}, not {value!r}")
+    kind = float if key in FLOAT_KEYS else type(default) if default is not None else _nullable_kind(key)
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, str) and value.strip() != ""
+    if not ok:
+        raise ConfigError(f"{origin}: `{key}` must be {_kind_name(kind)}, not {value!r}")
+    low_high = BOUNDS.get(key)
+    if low_high and not (low_high[0] <= value <= low_high[1]):
+        raise ConfigError(f"{origin}: `{key}` must be between {low_high[0]:g} and {low_high[1]:g}, not {value!r}")
+    return value
+
+
+def _nullable_kind(key: str) -> type:
+    return {"llm.max_tokens": int}.get(key, str)
+
+
+def _kind_name(kind: type) -> str:
+    return {bool: "true or false", int: "a whole number", float: "a number", str: "a non-empty string"}[kind]
+
+
+def _apply(values: dict, sources: dict, layer: dict[str, Any], origin: str, defaults: dict) -> None:
+    for key, value in layer.items():
+        if key not in defaults:
+            raise ConfigError(f"{origin}: unknown key `{key}`{_suggest(key, defaults)}")
+        values[key] = _check_value(key, value, defaults[key], origin)
+        sources[key] = origin
+
+
+def _suggest(key: str, defaults: dict) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(key, list(defaults), n=1)
+    return f" (did you mean `{close[0]}`?)" if close else " (see `configs/default.yaml` for every key)"
+
+
+def find_config_file(explicit: Path | None, cwd: Path) -> Path | None:
+    """--config FILE, else ./dsstar.yaml, else the user config file, else None (packaged default)."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file {explicit} does not exist")
+        return explicit
+    for candidate in (cwd / "dsstar.yaml", user_config_path()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(
+    config_file: Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Config:
+    """Merge defaults < config file < DSSTAR_MODEL < flags; validate every key and value."""
+    env = os.environ if env is None else env
+    defaults = _flatten(yaml.safe_load(packaged_default_text()))
+    values, sources = dict(defaults), {key: "default" for key in defaults}
+    path = find_config_file(config_file, cwd or Path.cwd())
+    if path is not None:
+        _apply(values, sources, _flatten(_read_yaml(path)), str(path), defaults)
+    if env.get("DSSTAR_MODEL"):
+        _apply(values, sources, {"model": env["DSSTAR_MODEL"]}, "env DSSTAR_MODEL", defaults)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _apply(values, sources, {key: value}, f"flag {FLAG_NAMES.get(key, key)}", defaults)
+    return Config(values, sources)

@@ -1,0 +1,23 @@
+"""Errors that end a command before or outside the loop, each with its exit code."""
+
+
+class DsstarError(Exception):
+    exit_code = 1
+    kind = "error"
+
+
+class UsageError(DsstarError):
+    exit_code = 2
+    kind = "usage"
+
+
+class SetupError(DsstarError):
+    """Configuration, model choice or credentials: fix the setup and run again."""
+
+    exit_code = 4
+    kind = "config"
+
+
+class DataFolderError(DsstarError):
+    exit_code = 6
+    kind = "data_folder"

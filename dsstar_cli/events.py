@@ -1,0 +1,69 @@
+"""The event stream: the one seam between the DS-STAR loop and everything that shows or keeps it.
+
+The loop only ever calls `emit(Event(...))`; the live display, the plain-line log, the JSONL
+stream and the run folder's journal are all consumers. Tests assert on the events themselves.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+# Every kind the loop emits, in the order a run produces them.
+KINDS = (
+    "run_started",      # question, data_dir, run_dir, max_rounds, models
+    "analysis_started", # files
+    "file_described",   # path, format, method, chars, error
+    "analysis_done",    # files, seconds
+    "round_started",    # round
+    "route",            # round, action ("add" | "fix"), step, reason
+    "plan",             # round, steps, added, dropped
+    "code",             # round, purpose ("solution" | "debug" | "final" | "describe"), code
+    "execution",        # round, purpose, ok, exit_code, timed_out, seconds, stdout, stderr
+    "debug",            # round, attempt, error
+    "verdict",          # round, sufficient, reason
+    "call_started",     # role, model
+    "call",             # role, model, input_tokens, output_tokens, cost_usd, seconds
+    "finalizing",       # verified
+    "answer",           # answer, outcome, verified, rounds, reason
+)
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    time: float = field(default_factory=time.time)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"event": self.kind, "time": round(self.time, 3), **self.data}
+
+
+Sink = Callable[[Event], None]
+
+
+def fanout(*sinks: Sink) -> Sink:
+    """One emit that feeds every sink, in order."""
+
+    def emit(event: Event) -> None:
+        for sink in sinks:
+            sink(event)
+
+    return emit
+
+
+class Recorder:
+    """A sink that keeps every event: the test suite's view of a run."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def __call__(self, event: Event) -> None:
+        self.events.append(event)
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.events]
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [e.data for e in self.events if e.kind == kind]

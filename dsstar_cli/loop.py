@@ -1,0 +1,170 @@
+"""The DS-STAR loop: plan one step, code the whole plan, run it, verify; if not sufficient, route
+(add a step, or drop a wrong step and what follows), and go again until verified or the round cap.
+
+    p = [Planner(q, D)]                              round 1
+    for each round:
+        s = Coder(p, base code); r = run(s)          (Debugger repairs a failing s)
+        if Verifier(p, q, s, r) = Yes: stop
+        Router(p, q, r, D) -> Add Step | Step k      (Step k: p = p[:k-1])
+        p += [Planner(p, q, r, D)]
+    answer = Finalizer(q, guidelines, s, r)          also when the round cap was reached
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dsstar_cli.agent import Agent, Attempt
+from dsstar_cli.analyzer import FileDescription
+from dsstar_cli.events import Event
+from dsstar_cli.model import ModelError
+from dsstar_cli.roles import coder, finalizer, planner, router, verifier
+
+VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
+
+
+@dataclass
+class Task:
+    question: str
+    data_dir: Path
+    guidelines: str | None = None
+
+
+@dataclass
+class PlanStep:
+    text: str
+    code: str = ""  # The script that implemented the plan up to and including this step.
+
+
+@dataclass
+class LoopResult:
+    outcome: str                 # verified | unverified | failed
+    answer: str | None
+    reason: str
+    rounds: int
+    plan: list[str]
+    history: list[dict] = field(default_factory=list)  # Every routing decision, in order.
+    final_code: str = ""
+    final_output: str = ""
+    error_kind: str | None = None  # For failures caused by the model: see ModelError.kind.
+
+
+class DSStarLoop:
+    def __init__(self, agent: Agent, max_rounds: int, prompt_output_chars: int):
+        self.agent = agent
+        self.max_rounds = max_rounds
+        self.output_chars = prompt_output_chars
+
+    def run(self, task: Task, files: list[FileDescription]) -> LoopResult:
+        self.task = task
+        self.files = "\n\n".join(f.as_prompt() for f in files)
+        self.data_dir = str(task.data_dir)
+        self.plan: list[PlanStep] = []
+        self.history: list[dict] = []
+        self.rounds = 0
+        try:
+            return self._solve()
+        except ModelError as exc:
+            return self._result(FAILED, None, str(exc), error_kind=exc.kind)
+
+    # -- the algorithm ---------------------------------------------------------------------------
+
+    def _solve(self) -> LoopResult:
+        last: Attempt | None = None
+        best: Attempt | None = None      # The latest script that ran: what the finalizer works from.
+        verified = False
+        for round_no in range(1, self.max_rounds + 1):
+            self._start_round(round_no)
+            dropped = self._route(last) if last else []
+            self._add_step(last, dropped)
+            last = self._implement()
+            best = last if last.ok else best
+            if self._verify(last):
+                verified = True
+                break
+        return self._finalize(best, verified)
+
+    def _start_round(self, round_no: int) -> None:
+        self.rounds = self.agent.round = round_no
+        self.agent.emit(Event("round_started", {"round": round_no, "max_rounds": self.max_rounds}))
+
+    def _route(self, last: Attempt) -> list[str]:
+        """Router: Add Step keeps the plan; Step k drops steps k.. and returns their text."""
+        steps = self._steps()
+        decision = self.agent.ask(router.ROLE, router.messages(self.task.question, steps, self._output(last),
+                                                               self.files, self.data_dir),
+                                  router.parser(len(steps)), steps=str(len(steps)))
+        action, step = decision or ("add", None)  # Documented fallback: an unreadable decision adds a step.
+        dropped = steps[step - 1:] if action == "fix" else []
+        if action == "fix":
+            del self.plan[step - 1:]
+        record = {"round": self.rounds, "action": action, "step": step, "dropped": dropped,
+                  "fallback": decision is None}
+        self.history.append(record)
+        self.agent.emit(Event("route", record))
+        return dropped
+
+    def _add_step(self, last: Attempt | None, dropped: list[str]) -> None:
+        """Planner: the first step, or the next one given the last script's output."""
+        if last is None:
+            messages = planner.first_step_messages(self.task.question, self.files, self.data_dir)
+        else:
+            messages = planner.next_step_messages(self.task.question, self.files, self.data_dir, self._steps(),
+                                                  self._output(last), dropped)
+        step = self.agent.ask(planner.ROLE, messages, planner.parse)
+        if step is None:
+            raise ModelError("the planner gave no usable step, even after a format reminder")
+        self.plan.append(PlanStep(step))
+        self.agent.emit(Event("plan", {"round": self.rounds, "steps": self._steps(), "added": len(self.plan),
+                                       "dropped": dropped}))
+
+    def _implement(self) -> Attempt:
+        """Coder extends the script of the steps before the new one; the whole script re-runs."""
+        base = self.plan[-2].code if len(self.plan) > 1 else None
+        messages = coder.messages(self.task.question, self.files, self.data_dir, self._steps(), base)
+        attempt = self.agent.write_and_run(coder.ROLE, messages, "solution", self.files, self.data_dir)
+        self.plan[-1].code = attempt.code
+        return attempt
+
+    def _verify(self, last: Attempt) -> bool:
+        """Verifier; a script that did not run cannot be sufficient, so that costs no call."""
+        if not last.ok:
+            sufficient, reason = False, "the script did not run successfully"
+        else:
+            verdict = self.agent.ask(verifier.ROLE, verifier.messages(self.task.question, self._steps(), last.code,
+                                                                      self._output(last)), verifier.parse)
+            sufficient = bool(verdict)  # Documented fallback: an unreadable verdict counts as No.
+            reason = "judged by the verifier" if verdict is not None else "unreadable verdict, taken as No"
+        self.agent.emit(Event("verdict", {"round": self.rounds, "sufficient": sufficient, "reason": reason}))
+        return sufficient
+
+    def _finalize(self, best: Attempt | None, verified: bool) -> LoopResult:
+        """Finalizer: a script printing only the answer, from the last script that ran."""
+        self.agent.emit(Event("finalizing", {"verified": verified}))
+        if best is None:
+            return self._result(FAILED, None, f"no script ran successfully in {self.rounds} round(s)")
+        messages = finalizer.messages(self.task.question, self.task.guidelines, best.code, self._output(best))
+        final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.files, self.data_dir)
+        answer = final.execution.stdout.strip() if final.ok else ""
+        if not answer:
+            why = "printed nothing" if final.ok else "did not run"
+            return self._result(FAILED, None, f"the finalizer's script {why}", final)
+        if verified:
+            return self._result(VERIFIED, answer, "the verifier judged the plan sufficient", final)
+        return self._result(UNVERIFIED, answer, f"round cap reached ({self.max_rounds} rounds) without a verified plan",
+                            final)
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _steps(self) -> list[str]:
+        return [step.text for step in self.plan]
+
+    def _output(self, attempt: Attempt) -> str:
+        return attempt.output(self.output_chars)
+
+    def _result(self, outcome: str, answer: str | None, reason: str, final: Attempt | None = None,
+                error_kind: str | None = None) -> LoopResult:
+        return LoopResult(outcome=outcome, answer=answer, reason=reason, rounds=self.rounds, plan=self._steps(),
+                          history=self.history, final_code=final.code if final else "",
+                          final_output=final.output(self.output_chars) if final else "", error_kind=error_kind)

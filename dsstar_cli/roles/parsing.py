@@ -1,0 +1,68 @@
+"""Tolerant readers for model replies. Each returns None when the reply does not say the thing
+asked for, so the caller can re-ask once and then apply its documented fallback."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+CODE_LANGS = {"", "python", "py", "python3"}
+STEP_REF = re.compile(r"\bstep\s*#?\s*(\d+)\b", re.IGNORECASE)
+ADD_STEP = re.compile(r"\badd(?:ing)?\s+(?:a\s+|one\s+|another\s+|the\s+)?(?:new\s+|next\s+)?step\b", re.IGNORECASE)
+STEP_PREFIX = re.compile(r"^\s*(?:[-*•]\s+)?(?:\*\*)?(?:(?:next|first|new)\s+)?(?:step\s*\d*\s*[:.)-]|\d+\s*[.)])?(?:\*\*)?\s*",
+                         re.IGNORECASE)
+
+
+def extract_code(reply: str) -> str | None:
+    """The Python script in a reply: the longest Python (or unlabelled) fenced block, else the
+    whole reply when it parses as Python on its own."""
+    blocks = [body for lang, body in FENCE.findall(reply) if lang.lower() in CODE_LANGS and body.strip()]
+    if blocks:
+        return max(blocks, key=len).strip() + "\n"
+    text = reply.strip()
+    if not text or "\n" not in text and not text.startswith(("import ", "print(")):
+        return None
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return None
+    return text + "\n"
+
+
+def _plain_words(text: str) -> str:
+    return re.sub(r"[*_`#>\"']", " ", text).strip().lower()
+
+
+def parse_verdict(reply: str) -> bool | None:
+    """Yes/No from the first line ("Yes.", "**No**", "Verdict: yes"), else a lone yes or no."""
+    lines = [line for line in (_plain_words(l) for l in reply.splitlines()) if line]
+    if not lines:
+        return None
+    first = re.sub(r"^(verdict|answer|decision)\s*[:\-]\s*", "", lines[0])
+    if re.match(r"^(yes|sufficient)\b", first):
+        return True
+    if re.match(r"^(no|not sufficient|insufficient)\b", first):
+        return False
+    words = set(re.findall(r"\b(yes|no)\b", " ".join(lines)))
+    return (words == {"yes"}) if len(words) == 1 else None
+
+
+def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
+    """("add", None) or ("fix", k) with 1 <= k <= plan_length; the earliest decision wins."""
+    text = _plain_words(reply)
+    add = ADD_STEP.search(text)
+    steps = [m for m in STEP_REF.finditer(text) if 1 <= int(m.group(1)) <= plan_length]
+    if add and (not steps or add.start() <= steps[0].start()):
+        return ("add", None)
+    if steps:
+        return ("fix", int(steps[0].group(1)))
+    return None
+
+
+def parse_step(reply: str) -> str | None:
+    """A plan step as plain text: fences and 'Step 3:'-style prefixes removed."""
+    text = FENCE.sub(lambda m: m.group(2), reply).strip()
+    lines = [STEP_PREFIX.sub("", line).strip() for line in text.splitlines()]
+    step = " ".join(line for line in lines if line)
+    return step[:1500] or None

@@ -1,0 +1,141 @@
+"""One `dsstar ask`: check the inputs, build the parts, analyse the folder, run the loop, keep the result.
+
+The command line calls `ask()` with a validated Config and an event sink; nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsstar_cli import model as model_mod
+from dsstar_cli.agent import Agent
+from dsstar_cli.analyzer import FileDescription, analyze_folder
+from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.limits import AnalyzerLimits
+from dsstar_cli.analyzer.llm_describer import LLMDescriber
+from dsstar_cli.config import ROLES, Config, user_config_path
+from dsstar_cli.errors import DataFolderError, SetupError, UsageError
+from dsstar_cli.events import Event, Sink, fanout
+from dsstar_cli.loop import DSStarLoop, Task
+from dsstar_cli.model import ChatModel, LiteLLMModel, Models
+from dsstar_cli.result import RunResult
+from dsstar_cli.runlog import RunFolder, choose_run_root
+from dsstar_cli.sandbox import Executor
+
+
+@dataclass
+class AskRequest:
+    data_dir: Path
+    question: str
+    guidelines: str | None = None
+
+
+def check_data_folder(data_dir: Path) -> Path:
+    """The folder, resolved, or a DataFolderError that says what is wrong with it."""
+    if not data_dir.exists():
+        raise DataFolderError(f"data folder {data_dir} does not exist")
+    if not data_dir.is_dir():
+        raise DataFolderError(f"{data_dir} is a file, not a folder: point dsstar at the folder that holds it")
+    if not os.access(data_dir, os.R_OK | os.X_OK):
+        raise DataFolderError(f"data folder {data_dir} cannot be read (permission denied)")
+    if not list_data_files(data_dir):
+        raise DataFolderError(f"data folder {data_dir} has no data files (hidden files and folders are skipped)")
+    return data_dir.resolve()
+
+
+def check_question(question: str) -> str:
+    if not question.strip():
+        raise UsageError("the question is empty: ask something, e.g. dsstar ask ./data \"Which merchant ...?\"")
+    return question.strip()
+
+
+def check_models(config: Config) -> None:
+    """Fail before any work when no model is set, a model id is unknown or credentials are missing."""
+    models = {config.model_for(role) for role in ROLES}
+    if None in models:
+        raise SetupError("no model configured: pass --model (e.g. --model openai/gpt-4.1), "
+                         "set DSSTAR_MODEL, or set `model` in dsstar.yaml")
+    for name in sorted(models):
+        try:
+            model_mod.check_model_id(name)
+        except model_mod.ModelConfigError as exc:
+            raise SetupError(str(exc)) from exc
+        missing = model_mod.missing_credentials(name, config["api_base"])
+        if missing:
+            either = " or ".join(missing)
+            raise SetupError(f"no credentials for {name}: set the environment variable {either} "
+                             "(or pass --api-base for a server that needs no key)")
+
+
+def build_models(config: Config) -> Models:
+    def make(name: str) -> ChatModel:
+        return LiteLLMModel(name, api_base=config["api_base"], timeout_s=config["llm.timeout_s"],
+                            temperature=config["llm.temperature"], max_tokens=config["llm.max_tokens"])
+
+    default = make(config["model"])
+    overrides = {role: make(config.model_for(role)) for role in ROLES if config[f"roles.{role}.model"]}
+    return Models(default, overrides)
+
+
+def open_run_folder(config: Config, data_dir: Path) -> RunFolder:
+    fallback = user_config_path().parent / "runs"
+    return RunFolder.create(choose_run_root(Path(config["run_dir"]), data_dir, fallback))
+
+
+def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None = None) -> RunResult:
+    """Answer one question about one folder. `models` replaces the configured ones (tests, demos)."""
+    question = check_question(request.question)
+    data_dir = check_data_folder(request.data_dir)
+    if models is None:
+        check_models(config)
+        models = build_models(config)
+    run_folder = open_run_folder(config, data_dir)
+    emit = fanout(run_folder, emit)
+    try:
+        return _run(question, request.guidelines, data_dir, config, models, run_folder, emit)
+    finally:
+        run_folder.close()
+
+
+def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
+         run_folder: RunFolder, emit: Sink) -> RunResult:
+    started = time.monotonic()
+    executor = Executor(run_folder.work, data_dir, timeout_s=config["code_timeout_s"],
+                        memory_mb=config["sandbox.memory_mb"], max_output_bytes=config["sandbox.max_output_bytes"])
+    agent = Agent(models, executor, emit, run_folder, config["debug_attempts"])
+    emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
+                               "max_rounds": config.max_rounds, "models": models.names()}))
+    limits = AnalyzerLimits(config["analyzer.max_description_chars"], config["analyzer.sample_rows"],
+                            config["analyzer.max_text_bytes"])
+    describer = LLMDescriber(agent, limits.max_description_chars)
+    files = analyze_folder(data_dir, limits, emit, config["analyzer.mode"], describer)
+    analysed = time.monotonic()
+    loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
+    outcome = loop.run(Task(question, data_dir, guidelines), files)
+    finished = time.monotonic()
+    result = RunResult(
+        question=question, answer=outcome.answer, outcome=outcome.outcome, verified=outcome.outcome == "verified",
+        reason=outcome.reason, rounds=outcome.rounds, max_rounds=config.max_rounds, plan=outcome.plan,
+        history=outcome.history, final_code=outcome.final_code, final_output=outcome.final_output,
+        files=[_file_summary(f) for f in files], usage=_usage(models), models=models.names(),
+        elapsed_s={"analysis": round(analysed - started, 3), "loop": round(finished - analysed, 3),
+                   "total": round(finished - started, 3)},
+        run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
+        artifacts=run_folder.artifacts(), error_kind=outcome.error_kind,
+    )
+    run_folder.write("result.json", result.to_json())
+    emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
+                          "rounds": result.rounds, "reason": result.reason}))
+    return result
+
+
+def _file_summary(description: FileDescription) -> dict:
+    return {"path": description.path, "format": description.format, "size_bytes": description.size_bytes,
+            "method": description.method, "error": description.error}
+
+
+def _usage(models: Models) -> dict:
+    return {**{role: usage.as_dict() for role, usage in models.usage.items()}, "total": models.total().as_dict()}

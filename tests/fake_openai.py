@@ -1,0 +1,80 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests: litellm talks to it over HTTP,
+so the production model path runs end to end with no network and no real model.
+
+    with FakeOpenAIServer(responder) as server:
+        run dsstar with --model openai/fake --api-base server.base_url
+
+`responder(role, messages) -> str` writes each reply; `role_of` reads the role from our prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+ROLE_LINE = re.compile(r"You are the (\w+) of dsstar")
+Responder = Callable[[str, list], str]
+
+
+def role_of(messages: list[dict]) -> str:
+    match = ROLE_LINE.search(messages[0]["content"]) if messages else None
+    return match.group(1).lower() if match else "unknown"
+
+
+class FakeOpenAIServer:
+    def __init__(self, responder: Responder, delay_s: float = 0.0):
+        self.responder = responder
+        self.delay_s = delay_s
+        self.requests: list[dict] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def roles(self) -> list[str]:
+        return [role_of(r["messages"]) for r in self.requests]
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # Keep test output clean.
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
+                server.requests.append({**body, "authorization": self.headers.get("authorization")})
+                if server.delay_s:
+                    time.sleep(server.delay_s)
+                text = server.responder(role_of(body["messages"]), body["messages"])
+                prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4
+                payload = {
+                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "fake"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
+                              "total_tokens": prompt_tokens + len(text) // 4},
+                }
+                data = json.dumps(payload).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler

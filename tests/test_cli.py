@@ -1,0 +1,140 @@
+"""`dsstar` as a user runs it: a real subprocess, a real OpenAI-compatible server on 127.0.0.1,
+the real litellm path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SAMPLE_DATA, tree_bytes
+from fake_openai import FakeOpenAIServer
+from sample_agent import QUESTION, respond
+
+SECRET = "sk-test-do-not-leak-0123456789"
+
+
+def dsstar(*args: str, cwd: Path, env_extra: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "DSSTAR_MODEL"}
+    env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "NO_COLOR": "1"}, **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m", "dsstar_cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(respond) as running:
+        yield running
+
+
+def test_ask_json_end_to_end_through_litellm(server, tmp_path):
+    before = tree_bytes(SAMPLE_DATA)
+    proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--model", "openai/fake-model",
+                  "--api-base", server.base_url, cwd=tmp_path, env_extra={"OPENAI_API_KEY": SECRET})
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)  # Exactly one JSON object and nothing else on stdout.
+    assert result["answer"] == "Golden Gate Gaming"
+    assert (result["outcome"], result["verified"], result["rounds"], result["exit_code"]) == ("verified", True, 2, 0)
+    for key in ("question", "plan", "final_code", "usage", "run_dir", "elapsed_s", "files", "history"):
+        assert key in result
+    assert result["usage"]["total"]["calls"] == 8 and result["usage"]["total"]["input_tokens"] > 0
+    assert result["usage"]["total"]["cost_usd"] is None  # An unpriced model's cost is unknown, not 0.
+    assert {f["path"] for f in result["files"]} == {"transactions.csv", "merchants.xlsx", "categories.json",
+                                                    "business_rules.md"}
+    assert tree_bytes(SAMPLE_DATA) == before
+    run_dir = Path(result["run_dir"])
+    assert run_dir.is_relative_to(tmp_path) and (run_dir / "events.jsonl").stat().st_size > 0
+    for path in [*run_dir.rglob("*"), *tmp_path.rglob("*")]:
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+    assert SECRET not in proc.stdout + proc.stderr
+    assert server.requests[-1]["model"] == "fake-model"
+
+
+def test_ask_plain_prints_the_answer_on_stdout_and_progress_on_stderr(server, tmp_path):
+    proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--model", "openai/fake", "--api-base", server.base_url,
+                  cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Golden Gate Gaming\n"
+    assert "round 2/10" in proc.stderr and "verdict: sufficient" in proc.stderr
+    assert "\x1b[" not in proc.stderr  # No terminal: plain lines, no escape codes.
+
+
+def test_ask_quiet_and_jsonl(server, tmp_path):
+    quiet = dsstar("ask", str(SAMPLE_DATA), QUESTION, "-q", "--model", "openai/fake", "--api-base",
+                   server.base_url, cwd=tmp_path)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "Golden Gate Gaming\n", "")
+    lines = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--jsonl", "--model", "openai/fake", "--api-base",
+                   server.base_url, cwd=tmp_path).stdout.splitlines()
+    events = [json.loads(line) for line in lines]
+    assert events[0]["event"] == "run_started" and events[-1]["event"] == "answer"
+    assert {"plan", "code", "execution", "verdict", "route"} <= {e["event"] for e in events}
+
+
+def test_round_cap_from_flag_exits_3(tmp_path):
+    def never_satisfied(role, messages):
+        return "No" if role == "verifier" else respond(role, messages)
+
+    with FakeOpenAIServer(never_satisfied) as srv:
+        proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--max-rounds", "2", "--model", "openai/fake",
+                      "--api-base", srv.base_url, cwd=tmp_path)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 3 and result["outcome"] == "unverified" and result["rounds"] == 2
+    assert result["answer"] == "Golden Gate Gaming"
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["ask", "does-not-exist", "q?", "--model", "openai/x"], 6, "does not exist"),
+    (["ask", "empty", "q?", "--model", "openai/x"], 6, "has no data files"),
+    (["ask", "afile.csv", "q?", "--model", "openai/x"], 6, "is a file, not a folder"),
+    (["ask", str(SAMPLE_DATA), "   ", "--model", "openai/x"], 2, "the question is empty"),
+    (["ask", str(SAMPLE_DATA), "q?"], 4, "no model configured"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/gpt-4.1"], 4, "set the environment variable OPENAI_API_KEY"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "anthropic/claude-sonnet-4-5"], 4, "ANTHROPIC_API_KEY"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "nosuchprovider/model-x"], 4, "unknown model"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--max-rounds", "0"], 2, "--max-rounds"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "bad.yaml"], 4, "not valid YAML"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "typo.yaml"], 4, "unknown key `max_round`"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "wrongtype.yaml"], 4, "`max_rounds` must be a whole number"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "missing.yaml"], 4, "does not exist"),
+])
+def test_bad_input_gets_one_clear_line_and_its_exit_code(tmp_path, args, code, message):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".hidden").write_text("x")
+    (tmp_path / "afile.csv").write_text("a,b\n1,2\n")
+    (tmp_path / "bad.yaml").write_text("max_rounds: [1,\n")
+    (tmp_path / "typo.yaml").write_text("max_round: 3\n")
+    (tmp_path / "wrongtype.yaml").write_text("max_rounds: three\n")
+    proc = dsstar(*args, cwd=tmp_path)
+    assert proc.returncode == code, proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert len(proc.stderr.strip().splitlines()) <= 3
+
+
+def test_errors_with_json_still_print_one_json_object(tmp_path):
+    proc = dsstar("ask", "nowhere", "q?", "--json", "--model", "openai/x", cwd=tmp_path)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 6 and result["outcome"] == "error" and result["error"]["kind"] == "data_folder"
+
+
+def test_unreachable_api_base_fails_with_exit_5(tmp_path):
+    proc = dsstar("ask", str(SAMPLE_DATA), "q?", "--json", "--model", "openai/x", "--api-base",
+                  "http://127.0.0.1:9/v1", "--llm-timeout", "2", cwd=tmp_path, timeout=180)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 5 and result["outcome"] == "failed" and "cannot reach" in result["reason"]
+
+
+def test_describe_json_needs_no_model(tmp_path):
+    proc = dsstar("describe", str(SAMPLE_DATA), "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    files = {f["path"]: f for f in json.loads(proc.stdout)["files"]}
+    assert files["merchants.xlsx"]["format"] == "excel" and "fx_rates" in files["merchants.xlsx"]["description"]
+
+
+def test_version_and_module_entry_point(tmp_path):
+    assert dsstar("--version", cwd=tmp_path).stdout.strip().startswith("dsstar ")

@@ -1,0 +1,215 @@
+"""The DS-STAR loop with a scripted model: each path of the algorithm, asserted on events and result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import tree_bytes
+from dsstar_cli.events import Recorder
+from dsstar_cli.model import ModelUnreachable, Models, ScriptedModel
+from dsstar_cli.result import ExitCode
+from dsstar_cli.runner import AskRequest, ask
+
+
+def py(code: str) -> str:
+    return f"```python\n{code}\n```"
+
+
+def run(script, config, data: Path, question="How many transactions?", guidelines=None):
+    model = ScriptedModel(script)
+    recorder = Recorder()
+    result = ask(AskRequest(data, question, guidelines), config, recorder, models=Models(model))
+    return result, recorder, model
+
+
+def count_rows(data: Path) -> str:
+    return py(f"import pandas as pd\nprint('rows:', len(pd.read_csv(r'{data}/transactions.csv')))")
+
+
+def test_verified_in_the_first_round(config, sample_copy):
+    result, rec, model = run({
+        "planner": ["Count the rows of transactions.csv."],
+        "coder": [count_rows(sample_copy)],
+        "verifier": ["Yes, the count is printed."],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    assert (result.outcome, result.answer, result.rounds, result.verified) == ("verified", "3000", 1, True)
+    assert result.exit_code() == ExitCode.VERIFIED
+    assert [role for role, _ in model.calls] == ["planner", "coder", "verifier", "finalizer"]
+    assert rec.of("execution")[0]["stdout"].strip() == "rows: 3000"
+    assert "route" not in rec.kinds()
+
+
+def test_add_step_extends_the_plan_and_the_coder_gets_the_base_code(config, sample_copy):
+    first, second = count_rows(sample_copy), py("print('second script')")
+    result, rec, model = run({
+        "planner": ["Load transactions.csv.", "Count the rows."],
+        "coder": [first, second],
+        "verifier": ["No", "Yes"],
+        "router": ["Add Step"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    assert result.outcome == "verified" and result.rounds == 2
+    assert result.plan == ["Load transactions.csv.", "Count the rows."]
+    assert result.history == [{"round": 2, "action": "add", "step": None, "dropped": [], "fallback": False}]
+    second_coder_prompt = [m for role, m in model.calls if role == "coder"][1][-1]["content"]
+    assert "already implements steps 1-1" in second_coder_prompt and "rows:" in second_coder_prompt
+
+
+def test_fix_step_drops_it_and_everything_after_then_replans(config, sample_copy):
+    s1, s2, s3 = (py(f"print('script {i}')") for i in (1, 2, 3))
+    result, rec, model = run({
+        "planner": ["Load.", "Step 2: Filter the wrong month.", "Filter March."],
+        "coder": [s1, s2, s3],
+        "verifier": ["No", "No", "Yes"],
+        "router": ["Add Step", "Step 2 uses the wrong month."],
+        "finalizer": [py("print('answer')")],
+    }, config, sample_copy)
+    assert result.outcome == "verified" and result.rounds == 3
+    assert result.plan == ["Load.", "Filter March."]
+    assert result.history[1] == {"round": 3, "action": "fix", "step": 2, "dropped": ["Filter the wrong month."],
+                                 "fallback": False}
+    # The re-planning prompt names the dropped step; the coder extends step 1's script, not step 2's.
+    planner_prompt = [m for role, m in model.calls if role == "planner"][2][-1]["content"]
+    assert "Filter the wrong month." in planner_prompt
+    third_coder_prompt = [m for role, m in model.calls if role == "coder"][2][-1]["content"]
+    assert "script 1" in third_coder_prompt and "script 2" not in third_coder_prompt
+    assert rec.of("plan")[-1]["dropped"] == ["Filter the wrong month."]
+
+
+def test_fix_step_one_replans_from_scratch(config, sample_copy):
+    result, _, _ = run({
+        "planner": ["Wrong start.", "Right start."],
+        "coder": [py("print(1)"), py("print(2)")],
+        "verifier": ["No", "Yes"],
+        "router": ["Step 1"],
+        "finalizer": [py("print('ok')")],
+    }, config, sample_copy)
+    assert result.plan == ["Right start."] and result.answer == "ok"
+
+
+def test_debugger_repairs_a_failing_script(config, sample_copy):
+    broken = py(f"import pandas as pd\nprint(pd.read_csv(r'{sample_copy}/transactions.csv')['no_such_column'].sum())")
+    result, rec, model = run({
+        "planner": ["Count rows."],
+        "coder": [broken],
+        "debugger": [count_rows(sample_copy)],
+        "verifier": ["Yes"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    assert result.outcome == "verified"
+    assert [e["ok"] for e in rec.of("execution")] == [False, True, True]
+    debug_prompt = [m for role, m in model.calls if role == "debugger"][0][-1]["content"]
+    assert "KeyError" in debug_prompt and "no_such_column" in debug_prompt
+    assert "transactions.csv" in debug_prompt  # The debugger sees the file descriptions.
+
+
+def test_debugger_attempts_are_bounded_and_a_broken_round_is_not_verified(config, sample_copy):
+    config.values["debug_attempts"] = 2
+    config.values["max_rounds"] = 1
+    result, rec, model = run({
+        "planner": ["Do it."],
+        "coder": [py("raise ValueError('boom')")],
+        "debugger": [py("raise ValueError('still boom')")],
+        "verifier": ["Yes"],
+    }, config, sample_copy)
+    assert [role for role, _ in model.calls].count("debugger") == 2
+    assert "verifier" not in [role for role, _ in model.calls]  # A failed script costs no verifier call.
+    assert result.outcome == "failed" and "no script ran successfully" in result.reason
+    assert result.exit_code() == ExitCode.FAILED
+
+
+def test_round_cap_gives_an_unverified_answer(config, sample_copy):
+    config.values["max_rounds"] = 3
+    result, rec, model = run({
+        "planner": ["Count the rows."],
+        "coder": [count_rows(sample_copy)],
+        "verifier": ["No"],
+        "router": ["Add Step"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    assert (result.outcome, result.answer, result.rounds, result.verified) == ("unverified", "3000", 3, False)
+    assert result.exit_code() == ExitCode.UNVERIFIED
+    assert "round cap" in result.reason
+    roles = [role for role, _ in model.calls]
+    assert roles.count("verifier") == 3 and roles.count("router") == 2  # No routing after the last round.
+
+
+def test_finalizer_gets_the_guidelines(config, sample_copy):
+    result, _, model = run({
+        "planner": ["Average amount."],
+        "coder": [py(f"import pandas as pd\nprint(pd.read_csv(r'{sample_copy}/transactions.csv').amount.mean())")],
+        "verifier": ["Yes"],
+        "finalizer": [py(f"import pandas as pd\nprint(f\"{{pd.read_csv(r'{sample_copy}/transactions.csv').amount.mean():.2f}}\")")],
+    }, config, sample_copy, question="Average amount?", guidelines="Round to 2 decimals.")
+    prompt = [m for role, m in model.calls if role == "finalizer"][0][-1]["content"]
+    assert "Round to 2 decimals." in prompt
+    assert result.answer == "93.40"
+
+
+def test_malformed_replies_are_reasked_then_fall_back(config, sample_copy):
+    config.values["max_rounds"] = 2
+    result, rec, model = run({
+        "planner": ["Step one.", "Step two."],
+        "coder": ["Sure, I will write it.", count_rows(sample_copy)],
+        "verifier": ["Maybe?", "Hard to say."],
+        "router": ["hmm", "no idea"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    roles = [role for role, _ in model.calls]
+    assert roles[:3] == ["planner", "coder", "coder"]  # No code: re-asked once with a reminder.
+    assert "single ```python code block" in model.calls[2][1][-1]["content"]
+    assert rec.of("verdict")[0]["reason"] == "unreadable verdict, taken as No"
+    assert result.history[0]["action"] == "add" and result.history[0]["fallback"] is True
+    assert result.outcome == "unverified"
+
+
+def test_model_failure_ends_the_run_with_its_kind(config, sample_copy):
+    result, _, _ = run({"planner": [ModelUnreachable("cannot reach the model")]}, config, sample_copy)
+    assert result.outcome == "failed" and result.error_kind == "model_unreachable"
+    assert result.exit_code() == ExitCode.MODEL_UNREACHABLE
+
+
+def test_hostile_script_cannot_change_the_data_and_fails_loudly(config, sample_copy):
+    before = tree_bytes(sample_copy)
+    config.values["max_rounds"] = 1
+    config.values["debug_attempts"] = 0
+    result, rec, _ = run({
+        "planner": ["Delete the data."],
+        "coder": [py(f"import os\nos.chmod(r'{sample_copy}/transactions.csv', 0o644)\nos.utime(r'{sample_copy}/transactions.csv', (0, 0))\nprint('done')")],
+        "verifier": ["Yes"],
+    }, config, sample_copy)
+    execution = rec.of("execution")[0]
+    assert not execution["ok"] and execution["data_changed"] == ["transactions.csv"]
+    assert tree_bytes(sample_copy) == before
+    assert result.outcome == "failed"
+
+
+def test_run_folder_keeps_everything_and_no_secret(config, sample_copy, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-value-1234")
+    leak = py("print('key is sk-very-secret-value-1234')")
+    result, _, _ = run({"planner": ["Count the rows."], "coder": [leak], "verifier": ["Yes"],
+                        "finalizer": [py("print(1)")]}, config, sample_copy)
+    run_dir = Path(result.run_dir)
+    assert (run_dir / "events.jsonl").exists() and (run_dir / "result.json").exists()
+    assert sorted(p.name.split("-", 1)[1] for p in (run_dir / "calls").iterdir()) == [
+        "coder.json", "finalizer.json", "planner.json", "verifier.json"]
+    assert len(list((run_dir / "work").glob("*.py"))) == 2
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            assert b"sk-very-secret-value-1234" not in path.read_bytes(), path
+
+
+def test_run_folder_is_never_put_inside_the_data_folder(sample_copy, tmp_path, monkeypatch):
+    from dsstar_cli.config import load_config
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    config = load_config(overrides={"run_dir": str(sample_copy / ".dsstar" / "runs")}, env={}, cwd=tmp_path)
+    before = tree_bytes(sample_copy)
+    result, _, _ = run({"planner": ["S."], "coder": [py("print(1)")], "verifier": ["Yes"],
+                        "finalizer": [py("print(1)")]}, config, sample_copy)
+    assert not (sample_copy / ".dsstar").exists()
+    assert str(sample_copy) not in result.run_dir
+    assert tree_bytes(sample_copy) == before

@@ -1,0 +1,72 @@
+import pytest
+
+from dsstar_cli.roles.parsing import extract_code, parse_route, parse_step, parse_verdict
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("```python\nprint(1)\n```", "print(1)\n"),
+    ("Here you go:\n```py\nx = 1\nprint(x)\n```\nDone.", "x = 1\nprint(x)\n"),
+    ("```\nimport os\nprint(os.getcwd())\n```", "import os\nprint(os.getcwd())\n"),
+    ("import pandas as pd\nprint(pd.__version__)", "import pandas as pd\nprint(pd.__version__)\n"),
+    ("```python\na = 1\n```\nand the longer one\n```python\na = 1\nb = 2\nprint(a + b)\n```", "a = 1\nb = 2\nprint(a + b)\n"),
+    ("```python\nprint('unterminated fence')", "print('unterminated fence')\n"),
+])
+def test_extract_code_finds_the_script(reply, expected):
+    assert extract_code(reply) == expected
+
+
+@pytest.mark.parametrize("reply", ["", "I cannot do that.", "Sure! Let me think about it.\nMore prose here.",
+                                   "```json\n{\"a\": 1}\n```"])
+def test_extract_code_returns_none_without_code(reply):
+    assert extract_code(reply) is None
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Yes", True), ("Yes.", True), ("**Yes**, the output answers it.", True), ("yes - fine", True),
+    ("Verdict: Yes", True), ("No", False), ("No.", False), ("**No**: names missing", False),
+    ("Not sufficient: the totals are not converted", False), ("Insufficient.", False),
+    ("> No", False), ("\n\n  Yes\nbecause", True),
+    ("I think the answer is yes", True), ("The answer would be no, sadly", False),
+])
+def test_parse_verdict(reply, expected):
+    assert parse_verdict(reply) is expected
+
+
+@pytest.mark.parametrize("reply", ["", "Maybe.", "It could be yes or no.", "Hard to say"])
+def test_parse_verdict_unreadable(reply):
+    assert parse_verdict(reply) is None
+
+
+@pytest.mark.parametrize("reply, length, expected", [
+    ("Add Step", 3, ("add", None)),
+    ("**Add Step** because more work is needed", 2, ("add", None)),
+    ("We should add a new step.", 2, ("add", None)),
+    ("Step 2", 3, ("fix", 2)),
+    ("Step 2.", 3, ("fix", 2)),
+    ("The mistake is in step 1: wrong column.", 3, ("fix", 1)),
+    ("**Step 3** filters the wrong month", 3, ("fix", 3)),
+    ("Step #2 is wrong", 2, ("fix", 2)),
+    ("Step 2 is wrong, then add step", 2, ("fix", 2)),
+])
+def test_parse_route(reply, length, expected):
+    assert parse_route(reply, length) == expected
+
+
+@pytest.mark.parametrize("reply, length", [("Step 5", 3), ("Step 0", 2), ("hmm", 2), ("", 1)])
+def test_parse_route_out_of_range_or_unreadable(reply, length):
+    assert parse_route(reply, length) is None
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("Load the CSV.", "Load the CSV."),
+    ("Step 2: Join the merchants sheet.", "Join the merchants sheet."),
+    ("**Next step:** filter March.", "filter March."),
+    ("1. Group by merchant.", "Group by merchant."),
+    ("- Compute the rate\n  per merchant", "Compute the rate per merchant"),
+])
+def test_parse_step(reply, expected):
+    assert parse_step(reply) == expected
+
+
+def test_parse_step_empty():
+    assert parse_step("   ") is None
