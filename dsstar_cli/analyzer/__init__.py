@@ -66,10 +66,13 @@ def _human_size(size: int) -> str:
     return f"{size} B"
 
 
+CUT_MARKER = "\n[... description cut at the size cap ...]"
+
+
 def _cap(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
-    return text[: limit - 40].rstrip() + "\n[... description cut at the size cap ...]"
+    return text[: limit - len(CUT_MARKER)].rstrip() + CUT_MARKER
 
 
 def _metadata_only(path: Path) -> str:

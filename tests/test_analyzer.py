@@ -1,0 +1,156 @@
+"""Each built-in profiler, the bad files that must not break a run, and the LLM describer."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import SAMPLE_DATA
+from dsstar_cli.analyzer import analyze_folder, describe_file
+from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.limits import AnalyzerLimits
+from dsstar_cli.events import Recorder
+
+LIMITS = AnalyzerLimits()
+
+
+def describe(path: Path, mode: str = "auto", unknown=None):
+    return describe_file(path.parent, Path(path.name), LIMITS, mode, unknown)
+
+
+def test_sample_data_descriptions_hold_what_the_planner_needs():
+    rec = Recorder()
+    files = {f.path: f for f in analyze_folder(SAMPLE_DATA, LIMITS, rec)}
+    assert set(files) == {"transactions.csv", "merchants.xlsx", "categories.json", "business_rules.md"}
+    tx = files["transactions.csv"].description
+    assert "3,000 data rows" in tx and "status: str; 3 distinct: 'settled'" in tx and "pd.read_csv" in tx
+    xlsx = files["merchants.xlsx"].description
+    assert "'merchants', 'fx_rates'" in xlsx and "eur_per_unit" in xlsx and "sheet_name='fx_rates'" in xlsx
+    assert "risk_level" in files["categories.json"].description
+    assert "Premium-tier merchants get a 20 % discount" in files["business_rules.md"].description  # Shown in full.
+    assert all(f.method == "builtin" and f.error is None for f in files.values())
+    assert rec.kinds() == ["analysis_started"] + ["file_described"] * 4 + ["analysis_done"]
+
+
+def test_tsv_semicolon_and_cp1252(tmp_path):
+    (tmp_path / "a.tsv").write_text("x\ty\n1\t2\n3\t4\n")
+    (tmp_path / "b.csv").write_text("name;amount\nA;1,5\nB;2,5\n")
+    (tmp_path / "c.csv").write_bytes("city,temp\nZürich,3\nMálaga,18\n".encode("cp1252"))
+    assert "separator '\\t'" in describe(tmp_path / "a.tsv").description
+    assert "separator ';'" in describe(tmp_path / "b.csv").description
+    c = describe(tmp_path / "c.csv").description
+    assert "encoding cp1252" in c and "Zürich" in c and "encoding='cp1252'" in c
+
+
+def test_json_nested_and_jsonl(tmp_path):
+    (tmp_path / "n.json").write_text(json.dumps({"meta": {"v": 2}, "items": [{"id": 1, "tags": ["a"]}, {"id": 2}]}))
+    (tmp_path / "r.jsonl").write_text('{"a": 1, "b": "x"}\n{"a": 2, "b": "y"}\nnot json\n')
+    n = describe(tmp_path / "n.json").description
+    assert "$.meta.v: integer" in n and "$.items: array of 2" in n and "Records at $.items" in n
+    r = describe(tmp_path / "r.jsonl").description
+    assert "3 records" in r and "1 of the first 3 lines are not valid JSON" in r and "- a: int64" in r
+
+
+def test_excel_every_sheet_and_formulas_as_values(tmp_path):
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "data"
+    ws.append(["q", "v"])
+    ws.append([1, 10])
+    ws.append([2, "=B2*2"])
+    wb.create_sheet("notes").append(["just a note"])
+    wb.save(tmp_path / "w.xlsx")
+    d = describe(tmp_path / "w.xlsx").description
+    assert "2 sheet(s): 'data', 'notes'" in d and "Sheet 'notes'" in d
+
+
+def test_long_markdown_gets_an_outline(tmp_path):
+    body = "\n".join(f"# Chapter {i}\n" + "words " * 200 for i in range(30))
+    (tmp_path / "doc.md").write_text(body)
+    d = describe(tmp_path / "doc.md").description
+    assert "too long to show in full" in d and "line 1: # Chapter 0" in d and len(d) <= LIMITS.max_description_chars
+
+
+@pytest.mark.parametrize("name, content, expected", [
+    ("empty.csv", b"", "the file is empty"),
+    ("binary.csv", b"\x00\x01\x02\x03" * 100, "binary data"),
+    ("truncated.json", b'{"a": [1, 2', "invalid JSON"),
+    ("broken.xlsx", b"PK\x03\x04 not really a zip", "not a readable Excel workbook"),
+    ("empty.md", b"", "the file is empty"),
+    ("nothing.jsonl", b"\n\n", "no JSON lines"),
+])
+def test_bad_files_get_a_description_that_says_what_is_wrong(tmp_path, name, content, expected):
+    (tmp_path / name).write_bytes(content)
+    result = describe(tmp_path / name)
+    assert expected in result.description and result.error
+
+
+def test_invalid_utf8_text_is_still_described(tmp_path):
+    (tmp_path / "t.txt").write_bytes(b"hello \xff\xfe world\n")
+    assert "hello" in describe(tmp_path / "t.txt").description
+
+
+def test_wide_csv_is_capped(tmp_path):
+    frame = pd.DataFrame([[i] * 2000 for i in range(3)], columns=[f"c{i}" for i in range(2000)])
+    frame.to_csv(tmp_path / "wide.csv", index=False)
+    d = describe(tmp_path / "wide.csv").description
+    assert "2000 columns" in d and len(d) <= LIMITS.max_description_chars and "size cap" in d
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file(tmp_path):
+    path = tmp_path / "secret.csv"
+    path.write_text("a\n1\n")
+    path.chmod(0)
+    assert "permission denied" in describe(path).description
+
+
+def test_discovery_skips_hidden_and_vcs_and_survives_symlink_loops(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("x")
+    (tmp_path / ".hidden.csv").write_text("a\n1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "data.csv").write_text("a\n1\n")
+    (tmp_path / "sub" / "loop").symlink_to(tmp_path / "sub")
+    (tmp_path / "top.txt").write_text("hi")
+    assert list_data_files(tmp_path) == [Path("sub/data.csv"), Path("top.txt")]
+
+
+def test_unknown_format_uses_the_describer_in_auto_and_metadata_in_builtin(tmp_path):
+    (tmp_path / "blob.xyz").write_bytes(b"XYZ1" + bytes(range(40)))
+    seen = []
+
+    def describer(path, name):
+        seen.append(name)
+        return "an XYZ container with 1 record"
+
+    auto = describe(tmp_path / "blob.xyz", "auto", describer)
+    assert (auto.method, auto.description, seen) == ("llm", "an XYZ container with 1 record", ["blob.xyz"])
+    builtin = describe(tmp_path / "blob.xyz", "builtin", describer)
+    assert builtin.method == "metadata" and "58 59 5a 31" in builtin.description and seen == ["blob.xyz"]
+
+
+def test_llm_describer_writes_runs_and_repairs_a_script(tmp_path, config):
+    from dsstar_cli.agent import Agent
+    from dsstar_cli.analyzer.llm_describer import LLMDescriber
+    from dsstar_cli.model import Models, ScriptedModel
+    from dsstar_cli.sandbox import Executor
+
+    data = tmp_path / "d"
+    data.mkdir()
+    (data / "points.geo").write_text("POINT 1 2\nPOINT 3 4\n")
+    model = ScriptedModel({
+        "analyzer": ["```python\nimport sys\nprint(open(sys.argv[1]).read())\n```"],  # argv is wrong: fails
+        "debugger": [f"```python\nlines = open(r'{data}/points.geo').read().splitlines()\n"
+                     "print(f'{len(lines)} POINT records with x y coordinates')\n```"],
+    })
+    agent = Agent(Models(model), Executor(tmp_path / "work", data, timeout_s=30), Recorder(), None, 2)
+    files = analyze_folder(data, LIMITS, Recorder(), "auto", LLMDescriber(agent, 3000))
+    assert files[0].method == "llm" and files[0].description == "2 POINT records with x y coordinates"
+    assert [role for role, _ in model.calls] == ["analyzer", "debugger"]

@@ -1,0 +1,84 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from dsstar_cli.config import ConfigError, load_config
+
+
+def test_configs_default_is_the_packaged_default():
+    from dsstar_cli.config import packaged_default_text
+
+    assert (ROOT / "configs" / "default.yaml").read_text() == packaged_default_text()
+
+
+def test_defaults(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    config = load_config(env={}, cwd=tmp_path)
+    assert config.max_rounds == 10 and config["model"] is None and config["analyzer.mode"] == "auto"
+    assert config.sources["max_rounds"] == "default"
+
+
+def test_lookup_order_and_overrides(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "dsstar" / "config.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("max_rounds: 7\nmodel: openai/user\n")
+    assert load_config(env={}, cwd=tmp_path).max_rounds == 7  # user config dir
+
+    (tmp_path / "dsstar.yaml").write_text("max_rounds: 5\n")
+    config = load_config(env={}, cwd=tmp_path)
+    assert config.max_rounds == 5 and config["model"] is None  # ./dsstar.yaml wins; files do not merge
+    assert config.sources["max_rounds"] == str(tmp_path / "dsstar.yaml")
+
+    explicit = tmp_path / "other.yaml"
+    explicit.write_text("max_rounds: 3\nroles:\n  coder:\n    model: anthropic/claude-x\n")
+    config = load_config(explicit, env={"DSSTAR_MODEL": "gemini/g"}, cwd=tmp_path)
+    assert config.max_rounds == 3 and config["model"] == "gemini/g"
+    assert config.model_for("coder") == "anthropic/claude-x" and config.model_for("planner") == "gemini/g"
+
+    config = load_config(explicit, overrides={"max_rounds": 20, "model": "openai/flag"},
+                         env={"DSSTAR_MODEL": "gemini/g"}, cwd=tmp_path)
+    assert config.max_rounds == 20 and config["model"] == "openai/flag"
+    assert config.sources["model"] == "flag --model"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("max_rounds: 0\n", "`max_rounds` must be between 1 and 1000"),
+    ("max_rounds: 2.5\n", "`max_rounds` must be a whole number"),
+    ("max_rounds: true\n", "`max_rounds` must be a whole number"),
+    ("modle: openai/x\n", "unknown key `modle` (did you mean `model`?)"),
+    ("roles:\n  coder:\n    modle: x\n", "unknown key `roles.coder.modle`"),
+    ("analyzer:\n  mode: fast\n", "`analyzer.mode` must be one of auto, builtin, llm"),
+    ("llm:\n  timeout_s: -1\n", "`llm.timeout_s` must be between"),
+    ("- a list\n", "must be a mapping"),
+    ("max_rounds: [\n", "not valid YAML at line"),
+    ("run_dir: null\n", "`run_dir` must not be null"),
+])
+def test_bad_files_name_the_key(tmp_path, text, message):
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path, env={}, cwd=tmp_path)
+    assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_empty_file_means_defaults(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("# nothing\n")
+    assert load_config(path, env={}, cwd=tmp_path).max_rounds == 10
+
+
+def test_floats_accepted_where_seconds_are_expected(tmp_path):
+    config = load_config(overrides={"code_timeout_s": 2.5, "llm.timeout_s": 3}, env={}, cwd=tmp_path)
+    assert config["code_timeout_s"] == 2.5 and config["llm.timeout_s"] == 3.0
+
+
+def test_every_default_key_is_documented_by_a_comment():
+    """Each key line (the per-role model lines excepted: one comment covers them) follows a comment."""
+    lines = (ROOT / "configs" / "default.yaml").read_text().splitlines()
+    for previous, line in zip(lines, lines[1:]):
+        is_key = line.strip() and not line.strip().startswith("#") and ":" in line
+        if is_key and not line.rstrip().endswith(":") and "{model:" not in line:
+            assert previous.strip().startswith("#") or previous.strip().endswith(":"), f"undocumented: {line}"
