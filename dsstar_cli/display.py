@@ -106,7 +106,8 @@ class LiveDisplay:
         for i, step in enumerate(d["steps"], 1):
             new = i == d["added"]
             lines.append(f"{'+' if new else ' '} {i}. {step}\n", style="bold green" if new else "")
-        self.console.print(Panel(lines.rstrip(), title="Plan", title_align="left", border_style="blue"))
+        lines.rstrip()
+        self.console.print(Panel(lines, title="Plan", title_align="left", border_style="blue"))
 
     def on_code(self, d: dict) -> None:
         code = Syntax(_head(d["code"], CODE_LINES), "python", theme="ansi_dark", line_numbers=False)

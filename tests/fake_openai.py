@@ -78,3 +78,16 @@ class FakeOpenAIServer:
                 self.wfile.write(data)
 
         return Handler
+
+
+if __name__ == "__main__":  # A demo server: python tests/fake_openai.py [PORT] [DELAY_S]
+    import sys
+
+    from sample_agent import respond
+
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
+    fake = FakeOpenAIServer(respond, delay_s=float(sys.argv[2]) if len(sys.argv) > 2 else 0.5)
+    fake._server.server_close()
+    fake._server = ThreadingHTTPServer(("127.0.0.1", port), fake._handler())
+    print(f"serving the sample agent at http://127.0.0.1:{port}/v1", flush=True)
+    fake._server.serve_forever()
