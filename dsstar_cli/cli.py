@@ -13,14 +13,11 @@ import typer
 from rich.console import Console
 
 from dsstar_cli import __version__
-from dsstar_cli.analyzer import analyze_folder
-from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.config import ConfigError, load_config
 from dsstar_cli.display import JsonlSink, LiveDisplay, PlainDisplay, plain_result, render_result
 from dsstar_cli.errors import DsstarError, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.result import EXIT_CODE_HELP, ExitCode, error_json
-from dsstar_cli.runner import AskRequest, ask as run_ask, check_data_folder
 
 app = typer.Typer(
     name="dsstar",
@@ -92,6 +89,8 @@ def ask(
     The answer goes to stdout; progress to stderr. The run's prompts, scripts and outputs
     are kept in a run folder (see `run_dir` in configs/default.yaml).
     """
+    from dsstar_cli.runner import AskRequest, ask as run_ask  # Lazy: pandas stays out of --help.
+
     if as_json and jsonl:
         _fail(UsageError("choose one of --json and --jsonl"), False, debug)
     console = _stderr_console()
@@ -141,6 +140,10 @@ def describe(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Print the description of every file in DATA_DIR, as the planner sees them (no model call)."""
+    from dsstar_cli.analyzer import analyze_folder
+    from dsstar_cli.analyzer.limits import AnalyzerLimits
+    from dsstar_cli.runner import check_data_folder
+
     try:
         config = _load_config(config_file)
         folder = check_data_folder(data_dir)
