@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
+import signal
 import sys
 import traceback
 from pathlib import Path
@@ -13,11 +13,13 @@ import typer
 from rich.console import Console
 
 from dsstar_cli import __version__
-from dsstar_cli.config import ConfigError, load_config
+from dsstar_cli.config import ConfigError, load_config, packaged_default_text
 from dsstar_cli.display import JsonlSink, LiveDisplay, PlainDisplay, plain_result, render_result
-from dsstar_cli.errors import DsstarError, UsageError
+from dsstar_cli.errors import DsstarError, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
-from dsstar_cli.result import EXIT_CODE_HELP, ExitCode, error_json
+from dsstar_cli.result import EXIT_CODE_HELP, ExitCode, error_json, json_schema
+
+# pandas and litellm are imported inside the commands that need them, so --help stays fast.
 
 app = typer.Typer(
     name="dsstar",
@@ -25,6 +27,8 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
+config_app = typer.Typer(help="Show or create the configuration.", no_args_is_help=True)
+app.add_typer(config_app, name="config")
 
 
 def _version(value: bool) -> None:
@@ -66,10 +70,20 @@ def _fail(exc: DsstarError, as_json: bool, debug: bool) -> None:
     raise typer.Exit(exc.exit_code)
 
 
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def _write_json(obj: dict, compact: bool = False) -> None:
+    """JSON goes straight to stdout, never through Rich (which would wrap lines and eat [brackets])."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=None if compact else 2) + "\n")
+    sys.stdout.flush()
+
+
 @app.command(epilog=EXIT_CODE_HELP)
 def ask(
     data_dir: Path = typer.Argument(..., help="Folder of data files (read-only: it is never modified)."),
-    question: str = typer.Argument(..., help="The question, in plain language."),
+    question: Optional[str] = typer.Argument(None, help="The question, in plain language."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model id, e.g. openai/gpt-4.1."),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
     config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
@@ -78,53 +92,100 @@ def ask(
     llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds one model call may take."),
     guidelines: Optional[str] = typer.Option(None, "--guidelines", "-g",
                                              help='Answer format, e.g. "round to 2 decimals".'),
+    questions: Optional[Path] = typer.Option(None, "--questions", help="Batch: a JSONL (id, question, "
+                                             "guidelines) or text file (one question a line)."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Batch: questions answered in parallel."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Batch: also append result lines here; "
+                                       "a rerun skips questions already answered."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON result object on stdout, nothing else."),
     jsonl: bool = typer.Option(False, "--jsonl", help="Print every event as a JSON line on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
-    """Answer QUESTION from the files in DATA_DIR.
+    """Answer QUESTION from the files in DATA_DIR (or every question in --questions FILE).
 
-    The answer goes to stdout; progress to stderr. The run's prompts, scripts and outputs
-    are kept in a run folder (see `run_dir` in configs/default.yaml).
+    The answer goes to stdout, progress to stderr. Each run's prompts, scripts and outputs are kept in a run folder.
     """
-    from dsstar_cli.runner import AskRequest, ask as run_ask  # Lazy: pandas stays out of --help.
-
-    if as_json and jsonl:
-        _fail(UsageError("choose one of --json and --jsonl"), False, debug)
+    signal.signal(signal.SIGTERM, _on_sigterm)
     console = _stderr_console()
     display = None
     try:
+        if as_json and jsonl:
+            raise UsageError("choose one of --json and --jsonl")
+        if (question is None) == (questions is None):
+            raise UsageError("give either a QUESTION or --questions FILE")
         config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds,
                               code_timeout_s=code_timeout, **{"llm.timeout_s": llm_timeout})
-        sinks: list[Sink] = []
-        if jsonl:
-            sinks.append(JsonlSink())
+        if questions is not None:
+            raise typer.Exit(_ask_batch(data_dir, questions, config, workers, out, quiet or no_progress))
+        sinks: list[Sink] = [JsonlSink()] if jsonl else []
         if not (quiet or no_progress or jsonl):
             display = LiveDisplay(console) if _is_live(console) else PlainDisplay(sys.stderr)
             sinks.append(display)
+        from dsstar_cli.runner import AskRequest, ask as run_ask
+
         result = run_ask(AskRequest(data_dir, question, guidelines), config, fanout(*sinks))
     except DsstarError as exc:
         _close(display)
         _fail(exc, as_json, debug)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:  # Before the run started: nothing to keep.
         _close(display)
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
         sys.stderr.write("dsstar: interrupted\n")
         if as_json:
-            sys.stdout.write(error_json("interrupted", "interrupted by the user", ExitCode.INTERRUPTED) + "\n")
-        raise typer.Exit(ExitCode.INTERRUPTED)
+            sys.stdout.write(error_json("interrupted", "interrupted before the run started", code) + "\n")
+        raise typer.Exit(code)
     _close(display)
-    if as_json:
-        sys.stdout.write(result.to_json() + "\n")
-    elif not jsonl:
-        if not quiet and not no_progress:
-            (render_result(result, console) if _is_live(console) else plain_result(result, sys.stderr))
-        if result.answer is not None:
-            sys.stdout.write(result.answer + "\n")
-        elif quiet or no_progress or not _is_live(console):
-            sys.stderr.write(f"dsstar: no answer: {result.reason}\n")
+    _print_result(result, console, as_json, jsonl, quiet or no_progress)
     raise typer.Exit(result.exit_code())
+
+
+def _print_result(result, console: Console, as_json: bool, jsonl: bool, silent: bool) -> None:
+    if as_json:
+        _write_json(result.as_dict())
+        return
+    if jsonl:
+        return
+    live = _is_live(console)
+    if not silent:
+        render_result(result, console) if live else plain_result(result, sys.stderr)
+    if result.answer is not None:
+        sys.stdout.write(result.answer + "\n")
+    elif silent or not live:
+        sys.stderr.write(f"dsstar: no answer: {result.reason}\n")
+
+
+def _ask_batch(data_dir: Path, questions_file: Path, config, workers: int, out: Optional[Path], silent: bool) -> int:
+    from dsstar_cli.batch import answered_ids, ask_batch, batch_exit_code, read_questions
+
+    questions = read_questions(questions_file)
+    done = answered_ids(out)
+    todo = [q for q in questions if q.id not in done]
+    if not silent:
+        sys.stderr.write(f"dsstar: {len(questions)} question(s), {len(questions) - len(todo)} already answered "
+                         f"in {out}, {len(todo)} to ask with {workers} worker(s)\n" if done else
+                         f"dsstar: {len(todo)} question(s) to ask with {workers} worker(s)\n")
+    sink = None
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        sink = out.open("a", encoding="utf-8")
+
+    def on_result(question, result) -> None:
+        record = {"id": question.id, **result.as_dict()}
+        _write_json(record, compact=True)
+        if sink:
+            sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            sink.flush()
+        if not silent:
+            sys.stderr.write(f"dsstar: [{question.id}] {result.outcome}: {result.answer!r}\n")
+
+    try:
+        results = ask_batch(data_dir, todo, config, workers, on_result, lambda event: None) if todo else []
+    finally:
+        if sink:
+            sink.close()
+    return batch_exit_code(results)
 
 
 def _close(display) -> None:
@@ -141,25 +202,84 @@ def describe(
 ) -> None:
     """Print the description of every file in DATA_DIR, as the planner sees them (no model call)."""
     from dsstar_cli.analyzer import analyze_folder
-    from dsstar_cli.analyzer.limits import AnalyzerLimits
-    from dsstar_cli.runner import check_data_folder
+    from dsstar_cli.runner import analyzer_limits, check_data_folder
 
     try:
         config = _load_config(config_file)
         folder = check_data_folder(data_dir)
     except DsstarError as exc:
         _fail(exc, as_json, debug)
-    limits = AnalyzerLimits(config["analyzer.max_description_chars"], config["analyzer.sample_rows"],
-                            config["analyzer.max_text_bytes"])
     mode = "builtin"  # Describing must not need a model; unknown formats get type and size.
-    files = analyze_folder(folder, limits, lambda event: None, mode)
+    files = analyze_folder(folder, analyzer_limits(config), lambda event: None, mode)
     if as_json:
-        sys.stdout.write(json.dumps({"data_dir": str(folder), "files": [f.as_dict() for f in files]},
-                                    ensure_ascii=False, indent=2) + "\n")
+        _write_json({"data_dir": str(folder), "files": [f.as_dict() for f in files]})
     else:
         sys.stdout.write("\n\n".join(f.as_prompt() for f in files) + "\n")
 
 
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the `ask --json` result."""
+    _write_json(json_schema())
+
+
+@app.command()
+def doctor(
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model id to check."),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server to check."),
+    config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
+) -> None:
+    """Check the model, its credentials, the server, the sandbox and the run folder; say what to fix."""
+    from dsstar_cli.doctor import run_checks
+
+    try:
+        config = _load_config(config_file, model=model, api_base=api_base)
+    except DsstarError as exc:
+        _fail(exc, False, False)
+    checks = run_checks(config)
+    for check in checks:
+        sys.stdout.write(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}\n")
+    raise typer.Exit(0 if all(c.ok for c in checks) else ExitCode.SETUP)
+
+
+@config_app.command("show")
+def config_show(
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="As `ask --model`."),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="As `ask --api-base`."),
+    config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Print the effective configuration and where each value came from (secrets never shown)."""
+    from dsstar_cli.doctor import credential_status, shown_value
+
+    try:
+        config = _load_config(config_file, model=model, api_base=api_base)
+    except DsstarError as exc:
+        _fail(exc, as_json, False)
+    values = {key: {"value": shown_value(key, value), "source": config.sources[key]}
+              for key, value in config.values.items()}
+    credentials = credential_status(config)
+    if as_json:
+        _write_json({"config": values, "credentials": credentials})
+        return
+    width = max(len(key) for key in values)
+    for key, item in values.items():
+        sys.stdout.write(f"{key:<{width}}  {json.dumps(item['value'])}  ({item['source']})\n")
+    for name, status in credentials.items():
+        sys.stdout.write(f"credentials for {name}: {status}\n")
+
+
+@config_app.command("init")
+def config_init(
+    path: Path = typer.Argument(Path("dsstar.yaml"), help="Where to write it."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
+) -> None:
+    """Write a commented configuration file with every key and its default."""
+    if path.exists() and not force:
+        _fail(UsageError(f"{path} already exists: pass --force to overwrite it"), False, False)
+    path.write_text(packaged_default_text(), encoding="utf-8")
+    sys.stderr.write(f"dsstar: wrote {path}; edit the keys you want to change\n")
+
+
 def main() -> None:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     app()

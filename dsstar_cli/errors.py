@@ -21,3 +21,7 @@ class SetupError(DsstarError):
 class DataFolderError(DsstarError):
     exit_code = 6
     kind = "data_folder"
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds the run like Ctrl-C's KeyboardInterrupt, so the run folder is finished."""

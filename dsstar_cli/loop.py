@@ -55,14 +55,14 @@ class DSStarLoop:
         self.agent = agent
         self.max_rounds = max_rounds
         self.output_chars = prompt_output_chars
+        self.plan: list[PlanStep] = []
+        self.history: list[dict] = []
+        self.rounds = 0
 
     def run(self, task: Task, files: list[FileDescription]) -> LoopResult:
         self.task = task
         self.files = "\n\n".join(f.as_prompt() for f in files)
         self.data_dir = str(task.data_dir)
-        self.plan: list[PlanStep] = []
-        self.history: list[dict] = []
-        self.rounds = 0
         try:
             return self._solve()
         except ModelError as exc:
@@ -156,6 +156,14 @@ class DSStarLoop:
                             final)
 
     # -- helpers ---------------------------------------------------------------------------------
+
+    def scripts(self) -> list[str]:
+        """The scripts behind the final plan: what the answer was computed from."""
+        return [step.code for step in self.plan if step.code]
+
+    def partial(self, outcome: str, reason: str, error_kind: str | None = None) -> LoopResult:
+        """The state so far, for a run stopped from outside (Ctrl-C, SIGTERM)."""
+        return self._result(outcome, None, reason, error_kind=error_kind)
 
     def _steps(self) -> list[str]:
         return [step.text for step in self.plan]

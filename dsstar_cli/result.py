@@ -23,12 +23,13 @@ class ExitCode(IntEnum):
     SETUP = 4              # configuration, model name or credentials to fix
     MODEL_UNREACHABLE = 5  # the model could not be reached, or kept failing
     DATA_FOLDER = 6        # the data folder is missing, empty or unreadable
-    INTERRUPTED = 130      # Ctrl-C
+    INTERRUPTED = 130      # Ctrl-C (SIGINT)
+    TERMINATED = 143       # SIGTERM
 
 
 EXIT_CODE_HELP = """Exit codes: 0 verified answer; 3 unverified answer (round cap reached);
 1 run failed (no answer); 2 usage error; 4 configuration, model or credentials error;
-5 model unreachable; 6 bad data folder; 130 interrupted."""
+5 model unreachable; 6 bad data folder; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 _OUTCOME_CODES = {"verified": ExitCode.VERIFIED, "unverified": ExitCode.UNVERIFIED}
 _ERROR_KIND_CODES = {"model_config": ExitCode.SETUP, "model_unreachable": ExitCode.MODEL_UNREACHABLE}
@@ -48,6 +49,7 @@ class RunResult:
     final_code: str
     final_output: str
     files: list[dict]                  # path, format, method, error for every analysed file
+    files_used: list[str]              # the data files the final plan's scripts read
     usage: dict[str, Any]              # per role and "total": calls, input/output tokens, cost_usd
     elapsed_s: dict[str, float]        # analysis, loop, total
     models: dict[str, str]
@@ -62,7 +64,7 @@ class RunResult:
 
     def exit_code(self) -> ExitCode:
         if self.outcome == "interrupted":
-            return ExitCode.INTERRUPTED
+            return ExitCode.TERMINATED if self.error_kind == "SIGTERM" else ExitCode.INTERRUPTED
         if self.outcome in _OUTCOME_CODES:
             return _OUTCOME_CODES[self.outcome]
         return _ERROR_KIND_CODES.get(self.error_kind or "", ExitCode.FAILED)
@@ -79,3 +81,61 @@ def error_json(kind: str, message: str, exit_code: int) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, "dsstar_version": __version__, "outcome": "error",
                        "verified": False, "answer": None, "error": {"kind": kind, "message": message},
                        "exit_code": exit_code}, ensure_ascii=False, indent=2)
+
+
+_USAGE = {"type": "object", "required": ["calls", "input_tokens", "output_tokens", "cost_usd"], "properties": {
+    "calls": {"type": "integer"}, "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
+    "cost_usd": {"type": ["number", "null"], "description": "null when the model is not in litellm's price map"}}}
+_STRING_LIST = {"type": "array", "items": {"type": "string"}}
+# Every field of the result: (JSON Schema, description). The README documents the same fields.
+RESULT_FIELDS: dict[str, tuple[dict, str]] = {
+    "schema_version": ({"const": SCHEMA_VERSION}, "bumped when a field is renamed or removed"),
+    "dsstar_version": ({"type": "string"}, "the dsstar release that produced the result"),
+    "id": ({"type": "string"}, "batch mode only: the question's id"),
+    "question": ({"type": "string"}, "the question asked"),
+    "guidelines": ({"type": ["string", "null"]}, "the answer-format guidelines given, if any"),
+    "answer": ({"type": ["string", "null"]}, "the final answer, exactly as printed; null when there is none"),
+    "outcome": ({"enum": ["verified", "unverified", "failed", "interrupted"]}, "how the run ended"),
+    "verified": ({"type": "boolean"}, "true only when the verifier judged the plan sufficient"),
+    "reason": ({"type": "string"}, "why the run ended as it did"),
+    "rounds": ({"type": "integer", "minimum": 0}, "rounds used"),
+    "max_rounds": ({"type": "integer", "minimum": 1}, "the round cap"),
+    "plan": (_STRING_LIST, "the final plan's steps, in order"),
+    "history": ({"type": "array", "items": {"type": "object", "required": ["round", "action", "step", "dropped"],
+                                             "properties": {"round": {"type": "integer"},
+                                                            "action": {"enum": ["add", "fix"]},
+                                                            "step": {"type": ["integer", "null"]},
+                                                            "dropped": _STRING_LIST,
+                                                            "fallback": {"type": "boolean"}}}},
+                "every routing decision: add a step, or fix step k (dropping k and what follows)"),
+    "final_code": ({"type": "string"}, "the finalizer's script that printed the answer"),
+    "final_output": ({"type": "string"}, "what that script printed (trimmed)"),
+    "files": ({"type": "array", "items": {"type": "object", "required": ["path", "format", "method"]}},
+              "every analysed file: path, format, size_bytes, method (builtin, llm, metadata), error"),
+    "files_used": (_STRING_LIST, "the data files the final plan's scripts read"),
+    "usage": ({"type": "object", "required": ["total"], "additionalProperties": _USAGE},
+              "model calls, tokens and cost per role, and the total"),
+    "elapsed_s": ({"type": "object", "required": ["analysis", "loop", "total"],
+                   "additionalProperties": {"type": "number"}}, "seconds per phase"),
+    "models": ({"type": "object", "required": ["default"], "additionalProperties": {"type": "string"}},
+               "the model of every role (default, and any per-role override)"),
+    "run_dir": ({"type": ["string", "null"]}, "the run folder with every prompt, reply, script and event"),
+    "data_dir": ({"type": "string"}, "the data folder, resolved"),
+    "artifacts": (_STRING_LIST, "files the scripts wrote (relative to run_dir), e.g. plots"),
+    "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
+    "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, SIGINT or SIGTERM; else null"),
+    "exit_code": ({"type": "integer"}, "the process exit code this result maps to"),
+}
+OPTIONAL_FIELDS = {"id"}
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the `--json` result (what `dsstar schema` prints)."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://dsstar.dev/schema/result-v{SCHEMA_VERSION}.json",
+        "title": "dsstar result",
+        "type": "object",
+        "required": [name for name in RESULT_FIELDS if name not in OPTIONAL_FIELDS],
+        "properties": {name: {**schema, "description": text} for name, (schema, text) in RESULT_FIELDS.items()},
+    }

@@ -17,7 +17,7 @@ from dsstar_cli.analyzer.discover import list_data_files
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, user_config_path
-from dsstar_cli.errors import DataFolderError, SetupError, UsageError
+from dsstar_cli.errors import DataFolderError, SetupError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli.loop import DSStarLoop, Task
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models
@@ -85,8 +85,13 @@ def open_run_folder(config: Config, data_dir: Path) -> RunFolder:
     return RunFolder.create(choose_run_root(Path(config["run_dir"]), data_dir, fallback))
 
 
-def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None = None) -> RunResult:
-    """Answer one question about one folder. `models` replaces the configured ones (tests, demos)."""
+def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None = None,
+        files: list[FileDescription] | None = None) -> RunResult:
+    """Answer one question about one folder.
+
+    `models` replaces the configured ones (tests, demos); `files` reuses descriptions already made
+    (batch mode analyses the folder once for every question).
+    """
     question = check_question(request.question)
     data_dir = check_data_folder(request.data_dir)
     if models is None:
@@ -95,34 +100,53 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     run_folder = open_run_folder(config, data_dir)
     emit = fanout(run_folder, emit)
     try:
-        return _run(question, request.guidelines, data_dir, config, models, run_folder, emit)
+        return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files)
     finally:
         run_folder.close()
 
 
-def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
-         run_folder: RunFolder, emit: Sink) -> RunResult:
-    started = time.monotonic()
+def analyzer_limits(config: Config) -> AnalyzerLimits:
+    return AnalyzerLimits(config["analyzer.max_description_chars"], config["analyzer.sample_rows"],
+                          config["analyzer.max_text_bytes"])
+
+
+def make_agent(config: Config, models: Models, data_dir: Path, run_folder: RunFolder, emit: Sink) -> Agent:
     executor = Executor(run_folder.work, data_dir, timeout_s=config["code_timeout_s"],
                         memory_mb=config["sandbox.memory_mb"], max_output_bytes=config["sandbox.max_output_bytes"])
-    agent = Agent(models, executor, emit, run_folder, config["debug_attempts"])
+    return Agent(models, executor, emit, run_folder, config["debug_attempts"])
+
+
+def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink) -> list[FileDescription]:
+    """The Data File Analyzer, with the model describing formats no built-in profiler knows."""
+    limits = analyzer_limits(config)
+    describer = LLMDescriber(agent, limits.max_description_chars)
+    return analyze_folder(data_dir, limits, emit, config["analyzer.mode"], describer)
+
+
+def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
+         run_folder: RunFolder, emit: Sink, files: list[FileDescription] | None) -> RunResult:
+    clock = {"start": time.monotonic()}
+    agent = make_agent(config, models, data_dir, run_folder, emit)
+    loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
     emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                "max_rounds": config.max_rounds, "models": models.names()}))
-    limits = AnalyzerLimits(config["analyzer.max_description_chars"], config["analyzer.sample_rows"],
-                            config["analyzer.max_text_bytes"])
-    describer = LLMDescriber(agent, limits.max_description_chars)
-    files = analyze_folder(data_dir, limits, emit, config["analyzer.mode"], describer)
-    analysed = time.monotonic()
-    loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
-    outcome = loop.run(Task(question, data_dir, guidelines), files)
-    finished = time.monotonic()
+    try:
+        if files is None:
+            files = analyse(agent, config, data_dir, emit)
+        clock["analysed"] = time.monotonic()
+        outcome = loop.run(Task(question, data_dir, guidelines), files)
+    except (KeyboardInterrupt, Terminated) as exc:
+        # Stop cleanly: the script in flight was killed on the way out; keep what was done.
+        signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        outcome = loop.partial("interrupted", f"interrupted by {signal_name}", error_kind=signal_name)
+    clock["finished"] = time.monotonic()
     result = RunResult(
         question=question, answer=outcome.answer, outcome=outcome.outcome, verified=outcome.outcome == "verified",
         reason=outcome.reason, rounds=outcome.rounds, max_rounds=config.max_rounds, plan=outcome.plan,
         history=outcome.history, final_code=outcome.final_code, final_output=outcome.final_output,
-        files=[_file_summary(f) for f in files], usage=_usage(models), models=models.names(),
-        elapsed_s={"analysis": round(analysed - started, 3), "loop": round(finished - analysed, 3),
-                   "total": round(finished - started, 3)},
+        files=[_file_summary(f) for f in files or []],
+        files_used=files_used(files or [], loop.scripts() + [outcome.final_code]),
+        usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
         artifacts=run_folder.artifacts(), error_kind=outcome.error_kind,
     )
@@ -130,6 +154,20 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
                           "rounds": result.rounds, "reason": result.reason}))
     return result
+
+
+def _elapsed(clock: dict[str, float]) -> dict[str, float]:
+    start, end = clock["start"], clock["finished"]
+    analysed = clock.get("analysed", end)
+    return {"analysis": round(analysed - start, 3), "loop": round(end - analysed, 3), "total": round(end - start, 3)}
+
+
+def files_used(files: list[FileDescription], scripts: list[str]) -> list[str]:
+    """Data files the solution scripts name (by relative path or, when unambiguous, file name)."""
+    code = "\n".join(scripts)
+    names = [Path(f.path).name for f in files]
+    return [f.path for f in files
+            if f.path in code or (names.count(Path(f.path).name) == 1 and Path(f.path).name in code)]
 
 
 def _file_summary(description: FileDescription) -> dict:

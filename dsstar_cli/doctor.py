@@ -1,0 +1,96 @@
+"""`dsstar doctor` and `dsstar config show`: what dsstar would use, and whether it will work."""
+
+from __future__ import annotations
+
+import re
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from dsstar_cli.config import ROLES, Config
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def mask_url(url: str | None) -> str | None:
+    """Hide credentials embedded in a URL (https://user:secret@host)."""
+    return re.sub(r"//[^/@]+@", "//****@", url) if url else url
+
+
+def shown_value(key: str, value) -> object:
+    return mask_url(value) if key == "api_base" else value
+
+
+def models_in_use(config: Config) -> list[str]:
+    return sorted({m for m in (config.model_for(role) for role in ROLES) if m})
+
+
+def check_api_base(api_base: str, timeout_s: float = 3.0) -> Check:
+    """Any HTTP answer (even 401 or 404) means a server is there; no answer means it is not."""
+    url = api_base.rstrip("/") + "/models"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s):
+            pass
+    except urllib.error.HTTPError:
+        pass
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return Check("api_base", False, f"cannot reach {mask_url(api_base)}: {reason}; is the server running?")
+    return Check("api_base", True, f"{mask_url(api_base)} answers")
+
+
+def check_run_dir(config: Config) -> Check:
+    root = Path(config["run_dir"])
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=root):
+            pass
+    except OSError as exc:
+        return Check("run_dir", False, f"cannot write run folders under {root}: {exc.strerror or exc}; "
+                                       "set `run_dir` to a writable folder")
+    return Check("run_dir", True, f"run folders go under {root.resolve()}")
+
+
+def run_checks(config: Config) -> list[Check]:
+    from dsstar_cli import model as model_mod  # Lazy: imports litellm.
+
+    checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0])]
+    names = models_in_use(config)
+    if not names:
+        checks.append(Check("model", False, "no model configured: pass --model, set DSSTAR_MODEL or `model`"))
+    for name in names:
+        try:
+            model_mod.check_model_id(name)
+        except model_mod.ModelError as exc:
+            checks.append(Check(f"model {name}", False, str(exc)))
+            continue
+        missing = model_mod.missing_credentials(name, config["api_base"])
+        checks.append(Check(f"credentials {name}", not missing,
+                            f"set {' or '.join(missing)}" if missing else "found in the environment"))
+    if config["api_base"]:
+        checks.append(check_api_base(config["api_base"]))
+    checks.append(Check("sandbox", True, "basic: separate process, clean environment (no API keys), memory and "
+                                         "time limits, data-folder integrity check"))
+    checks.append(check_run_dir(config))
+    return checks
+
+
+def credential_status(config: Config) -> dict[str, str]:
+    """For `config show`: which credential variables each model needs and whether they are set
+    (never their values)."""
+    from dsstar_cli import model as model_mod
+
+    status = {}
+    for name in models_in_use(config):
+        missing = model_mod.missing_credentials(name, config["api_base"])
+        status[name] = "missing: set " + " or ".join(missing) if missing else "set (value hidden)"
+    return status
+
