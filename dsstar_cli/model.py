@@ -199,7 +199,7 @@ def classify_error(litellm, exc: Exception, model: str, api_base: str | None) ->
     """Turn a provider exception into a message a user can act on."""
     where = f" at {api_base}" if api_base else ""
     detail = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
-    if isinstance(exc, litellm.AuthenticationError):
+    if isinstance(exc, litellm.AuthenticationError) or getattr(exc, "status_code", None) in (401, 403):
         return ModelConfigError(f"the provider rejected the credentials for {model}{where}: check its API key ({detail})")
     if isinstance(exc, litellm.NotFoundError):
         return ModelConfigError(f"model {model!r} was not found{where}: check the model name ({detail})")

@@ -1,0 +1,203 @@
+"""dsstar in scripts and CI: the JSON contract, exit codes, streams, batch mode, config commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from conftest import ROOT, SAMPLE_DATA
+from fake_openai import FakeOpenAIServer
+from sample_agent import QUESTION, respond
+from test_cli import dsstar
+
+SECRET = "sk-scripting-secret-987654321"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(respond) as running:
+        yield running
+
+
+def schema() -> dict:
+    return json.loads(dsstar("schema", cwd=ROOT).stdout)
+
+
+def test_result_validates_against_the_printed_schema(server, tmp_path):
+    proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--model", "openai/fake", "--api-base",
+                  server.base_url, cwd=tmp_path)
+    result = json.loads(proc.stdout)
+    jsonschema.validate(result, schema())
+    assert result["schema_version"] == 1
+    assert sorted(result["files_used"]) == ["merchants.xlsx", "transactions.csv"]
+
+
+def test_error_json_and_every_documented_field_is_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for field in schema()["properties"]:
+        assert f"`{field}`" in readme, field
+
+
+def test_exit_code_1_when_no_script_ever_runs(tmp_path):
+    def broken(role, messages):
+        return "```python\nraise SystemExit(2)\n```" if role in ("coder", "debugger") else respond(role, messages)
+
+    with FakeOpenAIServer(broken) as srv:
+        proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--max-rounds", "1", "--model", "openai/fake",
+                      "--api-base", srv.base_url, cwd=tmp_path)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 1 and result["outcome"] == "failed" and result["answer"] is None
+
+
+def test_exit_code_4_when_the_server_rejects_the_key(tmp_path):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    import threading
+
+    class Reject(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = b'{"error": {"message": "Incorrect API key", "type": "invalid_request_error"}}'
+            self.send_response(401)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Reject)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--model", "openai/fake", "--api-base",
+                      f"http://127.0.0.1:{httpd.server_address[1]}/v1", cwd=tmp_path)
+    finally:
+        httpd.shutdown()
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 4 and "rejected the credentials" in result["reason"]
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_mid_run_exits_with_its_code_and_keeps_the_run(tmp_path, sig, code):
+    with FakeOpenAIServer(respond, delay_s=1.0) as slow:
+        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+        env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+        proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--json",
+                                 "--model", "openai/fake", "--api-base", slow.base_url], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(slow.requests) < 2 and time.monotonic() < deadline:  # Mid-run: past the first call.
+            time.sleep(0.1)
+        proc.send_signal(sig)
+        stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    result = json.loads(stdout)
+    assert result["outcome"] == "interrupted" and result["plan"]
+    run_dir = Path(result["run_dir"])
+    assert (run_dir / "result.json").exists() and (run_dir / "events.jsonl").stat().st_size > 0
+
+
+def test_no_escape_codes_without_a_tty_even_with_term_dumb(server, tmp_path):
+    for extra in ({"TERM": "dumb"}, {"NO_COLOR": "1", "TERM": "xterm-256color"}):
+        proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--model", "openai/fake", "--api-base", server.base_url,
+                      cwd=tmp_path, env_extra=extra)
+        assert proc.returncode == 0 and "\x1b" not in proc.stderr + proc.stdout
+        assert proc.stdout == "Golden Gate Gaming\n"
+
+
+def test_no_progress_leaves_stderr_empty(server, tmp_path):
+    proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--no-progress", "--model", "openai/fake", "--api-base",
+                  server.base_url, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "Golden Gate Gaming\n", "")
+
+
+def test_batch_answers_every_question_in_parallel_and_resumes(server, tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("\n".join(json.dumps({"id": f"q{i}", "question": QUESTION, "guidelines": "a name"})
+                                   for i in range(3)) + "\n")
+    out = tmp_path / "answers.jsonl"
+    proc = dsstar("ask", str(SAMPLE_DATA), "--questions", str(questions), "--workers", "2", "--out", str(out),
+                  "--model", "openai/fake", "--api-base", server.base_url, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert sorted(r["id"] for r in lines) == ["q0", "q1", "q2"]
+    assert all(r["answer"] == "Golden Gate Gaming" and r["guidelines"] == "a name" for r in lines)
+    for record in lines:
+        jsonschema.validate(record, schema())
+    assert len(out.read_text().splitlines()) == 3
+    for record in lines:  # The folder was analysed once, before the questions: not in any question's run.
+        events = Path(record["run_dir"], "events.jsonl").read_text()
+        assert '"analysis_started"' not in events and '"run_started"' in events
+    rerun = dsstar("ask", str(SAMPLE_DATA), "--questions", str(questions), "--out", str(out), "--model",
+                   "openai/fake", "--api-base", server.base_url, cwd=tmp_path)
+    assert rerun.returncode == 0 and rerun.stdout == "" and "3 already answered" in rerun.stderr
+
+
+def test_batch_plain_text_questions(server, tmp_path):
+    questions = tmp_path / "q.txt"
+    questions.write_text(f"{QUESTION}\n\n{QUESTION}\n")
+    proc = dsstar("ask", str(SAMPLE_DATA), "--questions", str(questions), "-q", "--model", "openai/fake",
+                  "--api-base", server.base_url, cwd=tmp_path)
+    assert proc.returncode == 0 and sorted(json.loads(l)["id"] for l in proc.stdout.splitlines()) == ["1", "2"]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"id": 1, "question": "a"}\nnot json\n', "q.jsonl:2 is not valid JSON"),
+    ('{"id": 1}\n', 'needs a non-empty "question"'),
+    ('{"id": 1, "question": "a"}\n{"id": 1, "question": "b"}\n', "repeats an id"),
+    ("\n\n", "has no questions"),
+])
+def test_bad_question_files_are_usage_errors(tmp_path, content, message):
+    (tmp_path / "q.jsonl").write_text(content)
+    proc = dsstar("ask", str(SAMPLE_DATA), "--questions", "q.jsonl", "--model", "openai/x", cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_question_and_questions_file_are_exclusive(tmp_path):
+    assert dsstar("ask", str(SAMPLE_DATA), cwd=tmp_path).returncode == 2
+    (tmp_path / "q.txt").write_text("a?\n")
+    assert dsstar("ask", str(SAMPLE_DATA), "q?", "--questions", "q.txt", cwd=tmp_path).returncode == 2
+
+
+def test_config_show_names_sources_and_never_a_key(tmp_path):
+    (tmp_path / "dsstar.yaml").write_text("max_rounds: 4\napi_base: https://user:hunter2secret@proxy.example/v1\n")
+    proc = dsstar("config", "show", "--model", "openai/gpt-4.1", cwd=tmp_path,
+                  env_extra={"OPENAI_API_KEY": SECRET, "DSSTAR_MODEL": "gemini/x"})
+    assert proc.returncode == 0, proc.stderr
+    assert "max_rounds" in proc.stdout and "dsstar.yaml)" in proc.stdout and "(flag --model)" in proc.stdout
+    assert SECRET not in proc.stdout and "hunter2secret" not in proc.stdout
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    data = json.loads(dsstar("config", "show", "--json", cwd=elsewhere, env_extra={"DSSTAR_MODEL": "gemini/x"}).stdout)
+    assert data["config"]["model"] == {"value": "gemini/x", "source": "env DSSTAR_MODEL"}
+    assert data["credentials"]["gemini/x"].startswith("missing: set")
+
+
+def test_config_init_writes_a_loadable_file_and_will_not_overwrite(tmp_path):
+    assert dsstar("config", "init", cwd=tmp_path).returncode == 0
+    assert "max_rounds: 10" in (tmp_path / "dsstar.yaml").read_text()
+    again = dsstar("config", "init", cwd=tmp_path)
+    assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_doctor_reports_what_to_fix(server, tmp_path):
+    bad = dsstar("doctor", "--model", "openai/gpt-4.1", cwd=tmp_path)
+    assert bad.returncode == 4 and "FAIL  credentials openai/gpt-4.1: set OPENAI_API_KEY" in bad.stdout
+    good = dsstar("doctor", "--model", "openai/fake", "--api-base", server.base_url, cwd=tmp_path)
+    assert good.returncode == 0 and "answers" in good.stdout and "FAIL" not in good.stdout
+    down = dsstar("doctor", "--model", "openai/fake", "--api-base", "http://127.0.0.1:9/v1", cwd=tmp_path)
+    assert down.returncode == 4 and "cannot reach" in down.stdout
+
+
+def test_help_lists_exit_codes_and_completion(tmp_path):
+    help_text = dsstar("ask", "--help", cwd=tmp_path, env_extra={"COLUMNS": "200"}).stdout
+    for code in ("0 verified", "3 unverified", "130 interrupted", "143 terminated", "6 bad data folder"):
+        assert code in help_text
+    assert "--install-completion" in dsstar("--help", cwd=tmp_path).stdout
