@@ -15,7 +15,7 @@ from typing import Callable
 
 from dsstar_cli.config import Config
 from dsstar_cli.errors import UsageError
-from dsstar_cli.events import Sink
+from dsstar_cli.events import Sink, fanout
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult
 from dsstar_cli.runner import AskRequest, analyse, ask, build_models, check_data_folder, check_models, \
@@ -94,6 +94,7 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
         models_factory = lambda: build_models(config)  # noqa: E731 - one Models per question: own usage.
     analysis_folder = open_run_folder(config, data_dir)
     try:
+        emit = fanout(analysis_folder, emit)
         agent = make_agent(config, models_factory(), data_dir, analysis_folder, emit)
         files = analyse(agent, config, data_dir, emit)
     finally:

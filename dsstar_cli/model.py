@@ -187,12 +187,13 @@ def backoff_delay(attempt: int, retry_after: float | None) -> float:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    try:
-        return float(headers.get("retry-after"))
-    except (TypeError, ValueError):
-        return None
+    """Seconds the server asked us to wait. litellm keeps the real headers beside its own response."""
+    for headers in (getattr(exc, "litellm_response_headers", None), getattr(getattr(exc, "response", None), "headers", None)):
+        try:
+            return float((headers or {}).get("retry-after"))
+        except (TypeError, ValueError):
+            continue
+    return None
 
 
 def classify_error(litellm, exc: Exception, model: str, api_base: str | None) -> ModelError | _Transient:

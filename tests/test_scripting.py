@@ -201,3 +201,10 @@ def test_help_lists_exit_codes_and_completion(tmp_path):
     for code in ("0 verified", "3 unverified", "130 interrupted", "143 terminated", "6 bad data folder"):
         assert code in help_text
     assert "--install-completion" in dsstar("--help", cwd=tmp_path).stdout
+
+
+def test_force_color_gives_the_live_view_even_in_a_pipe(server, tmp_path):
+    proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--model", "openai/fake", "--api-base", server.base_url,
+                  cwd=tmp_path, env_extra={"FORCE_COLOR": "1", "NO_COLOR": "", "TERM": "xterm-256color"})
+    assert proc.returncode == 0 and "\x1b[" in proc.stderr and "Round 2/10" in proc.stderr
+    assert proc.stdout == "Golden Gate Gaming\n"  # stdout stays plain whatever stderr shows.
