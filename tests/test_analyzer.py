@@ -154,3 +154,31 @@ def test_llm_describer_writes_runs_and_repairs_a_script(tmp_path, config):
     files = analyze_folder(data, LIMITS, Recorder(), "auto", LLMDescriber(agent, 3000))
     assert files[0].method == "llm" and files[0].description == "2 POINT records with x y coordinates"
     assert [role for role, _ in model.calls] == ["analyzer", "debugger"]
+
+
+def test_title_rows_footnotes_and_thousands_separators_are_found(tmp_path):
+    path = tmp_path / "report.csv"
+    path.write_text('Fraud Reports by State,,\n,,\nState,# of Reports,Rank\n'
+                    + "".join(f'S{i},"{1000 + i * 1237:,}",{i}\n' for i in range(1, 41))
+                    + ',,\n"Source: Consumer Sentinel Network Data Book 2024",,\n')
+    d = describe(path).description
+    assert "The real header is on line 3; title rows above it: 'Fraud Reports by State'" in d
+    assert "2 footnote row(s) below the table: 'Source: Consumer Sentinel" in d
+    assert "40 data rows" in d and "thousands=','" in d
+    assert "# of Reports: int64" in d and "Source" not in d.split("columns:")[1]
+    loader = d.split("Load with ")[1].split(".\n")[0]
+    frame = eval(loader, {"pd": pd, "path": path})  # The loader the description gives really works.
+    assert list(frame.columns) == ["State", "# of Reports", "Rank"] and len(frame) == 40
+    assert frame["# of Reports"].sum() == sum(1000 + i * 1237 for i in range(1, 41))
+
+
+def test_plain_csv_gets_no_layout_notes():
+    d = describe(SAMPLE_DATA / "transactions.csv").description
+    assert "title rows" not in d and "footnote" not in d and "thousands" not in d
+
+
+@pytest.mark.skipif(not (SAMPLE_DATA.parent.parent / "shared").exists(), reason="../shared is absent")
+def test_kramabench_legal_title_row_csv():
+    folder = SAMPLE_DATA.parent.parent / "shared/benchmarks/kramabench/legal/input/csn-data-book-2024-csv/CSVs"
+    d = describe(folder / "2024_CSN_Major_Data_Contributors.csv").description
+    assert "The real header is on line 3" in d and "skiprows=2" in d and "footnote" in d

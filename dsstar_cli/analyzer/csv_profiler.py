@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
-import io
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +17,46 @@ ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")  # latin-1 decodes any bytes, so 
 SNIFF_BYTES = 64 * 1024
 EXACT_COUNT_UP_TO = 256 * 1024 * 1024  # Larger files get an estimated row count.
 SAMPLE_ROWS = 20_000
+LAYOUT_ROWS = 50          # Rows read to find the real header under title rows.
+TAIL_BYTES = 64 * 1024    # Bytes read from the end to find footnote rows.
+THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
+
+
+@dataclass
+class Layout:
+    """Where the table sits in the file: title rows above the header, footnote rows below it."""
+
+    header_row: int = 0
+    titles: tuple[str, ...] = ()
+    footer_rows: int = 0
+    footnotes: tuple[str, ...] = ()
+
+
+def _filled(row: list[str]) -> int:
+    return sum(1 for cell in row if cell.strip())
+
+
+def detect_layout(path: Path, encoding: str, delimiter: str, size: int) -> Layout:
+    """Spreadsheet exports often put a title and a blank row above the header and notes below the
+    table. The header is the first row nearly as wide as the widest row, followed by a wide row."""
+    with path.open("r", encoding=encoding, errors="replace", newline="") as handle:
+        head = [row for _, row in zip(range(LAYOUT_ROWS), csv.reader(handle, delimiter=delimiter))]
+    widths = [_filled(row) for row in head]
+    width = max(widths, default=0)
+    if width < 2:
+        return Layout()
+    wide = math.ceil(0.75 * width)
+    header = next((i for i, w in enumerate(widths[:-1]) if w >= wide and widths[i + 1] >= math.ceil(0.5 * width)), 0)
+    titles = tuple(" ".join(c.strip() for c in row if c.strip()) for row in head[:header] if _filled(row))
+    with path.open("rb") as handle:
+        handle.seek(max(0, size - TAIL_BYTES))
+        tail_text = handle.read().decode(encoding, errors="replace")
+    tail = list(csv.reader(tail_text.splitlines()[1:], delimiter=delimiter))  # First line may be cut.
+    footer = 0
+    while footer < len(tail) and _filled(tail[-1 - footer]) <= 1 and footer < LAYOUT_ROWS:
+        footer += 1
+    notes = tuple(cell.strip() for row in tail[len(tail) - footer:] for cell in row if cell.strip())
+    return Layout(header, titles, footer if footer < len(tail) else 0, notes)
 
 
 def detect_encoding(head: bytes) -> str:
@@ -55,14 +97,60 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
         raise ProfileError("the file holds binary data (NUL bytes), not delimited text")
     encoding = detect_encoding(head)
     delimiter = sniff_delimiter(head.decode(encoding, errors="replace"), path.suffix.lower())
-    try:
-        frame = pd.read_csv(path, sep=delimiter, encoding=encoding, nrows=SAMPLE_ROWS, low_memory=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        raise ProfileError(f"pandas cannot parse it as delimited text: {str(exc).splitlines()[0]}") from exc
+    layout = detect_layout(path, encoding, delimiter, size)
     lines, exact = count_lines(path, size)
-    rows = max(lines - 1, len(frame))
+    options = {"sep": delimiter, "skiprows": layout.header_row or None}
+    if layout.footer_rows:
+        options.update(skipfooter=layout.footer_rows, engine="python")
+    # pandas cannot combine skipfooter with nrows: a table with notes below is read whole when
+    # small; a large one is sampled from the top, where the notes are not.
+    whole = not layout.footer_rows or (exact and lines <= SAMPLE_ROWS)
+    sample_options = options if whole else {**options, "skipfooter": None, "engine": None}
+    nrows = None if layout.footer_rows and whole else SAMPLE_ROWS
+    frame = _read_sample(path, encoding, sample_options, nrows)
+    if _has_thousands_separators(frame):
+        options["thousands"] = sample_options["thousands"] = ","
+        frame = _read_sample(path, encoding, sample_options, nrows)
+    rows = max(lines - 1 - layout.header_row - layout.footer_rows, len(frame))
     rows_text = f"{rows:,} data rows" if exact else f"about {rows:,} data rows (estimated from the first 8 MB)"
     sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < rows else ""
-    loader = f"pd.read_csv(path, sep={delimiter!r}" + ("" if encoding == "utf-8-sig" else f", encoding={encoding!r}") + ")"
-    header = f"Delimited text, separator {delimiter!r}, encoding {encoding}; {rows_text}. Load with {loader}."
-    return header + "\n" + describe_frame(frame, limits.sample_rows, sampled)
+    if encoding != "utf-8-sig":
+        options["encoding"] = encoding
+    loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items() if v is not None) + ")"
+    summary = f"Delimited text, separator {delimiter!r}, encoding {encoding}; {rows_text}. Load with {loader}."
+    notes = _layout_notes(layout, "thousands" in options)
+    return "\n".join([summary, *notes, describe_frame(frame, limits.sample_rows, sampled)])
+
+
+def _layout_notes(layout: Layout, thousands: bool) -> list[str]:
+    notes = []
+    if layout.header_row:
+        notes.append(f"The real header is on line {layout.header_row + 1}; title rows above it: "
+                     + " / ".join(repr(t) for t in layout.titles[:3]) + ".")
+    if layout.footer_rows:
+        notes.append(f"{layout.footer_rows} footnote row(s) below the table: "
+                     + " / ".join(repr(n[:150]) for n in layout.footnotes[:3]) + ".")
+    if thousands:
+        notes.append("Numbers are written with ',' thousands separators (thousands=',' parses them).")
+    return notes
+
+
+def _read_sample(path: Path, encoding: str, options: dict, nrows: int | None) -> pd.DataFrame:
+    options = {k: v for k, v in options.items() if v is not None}
+    if options.get("engine") != "python":
+        options["low_memory"] = False
+    try:
+        return pd.read_csv(path, encoding=encoding, nrows=nrows, **options)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
+        raise ProfileError(f"pandas cannot parse it as delimited text: {str(exc).splitlines()[0]}") from exc
+
+
+def _has_thousands_separators(frame: pd.DataFrame) -> bool:
+    """True when some text column holds numbers like "796,366" (most of its values)."""
+    for name in frame.columns:
+        values = frame[name].dropna()
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            text = values.astype(str).head(200)
+            if len(text) and text.str.match(THOUSANDS).mean() >= 0.8:
+                return True
+    return False
