@@ -7,7 +7,6 @@ was cut short resumes where it stopped.
 from __future__ import annotations
 
 import json
-import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +98,6 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
         files = analyse(agent, config, data_dir, emit)
     finally:
         analysis_folder.close()
-    lock = threading.Lock()
     results: list[RunResult] = []
 
     def answer(question: Question) -> RunResult:
@@ -108,9 +106,8 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(answer, q): q for q in questions}
-        for future in as_completed(futures):
+        for future in as_completed(futures):  # Runs in this thread only: on_result needs no lock.
             result = future.result()
-            with lock:
-                results.append(result)
-                on_result(futures[future], result)
+            results.append(result)
+            on_result(futures[future], result)
     return results

@@ -74,9 +74,9 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
-def _write_json(obj: dict, compact: bool = False) -> None:
+def _write_json(obj: dict) -> None:
     """JSON goes straight to stdout, never through Rich (which would wrap lines and eat [brackets])."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=None if compact else 2) + "\n")
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str, indent=2) + "\n")
     sys.stdout.flush()
 
 
@@ -172,11 +172,10 @@ def _ask_batch(data_dir: Path, questions_file: Path, config, workers: int, out: 
         sink = out.open("a", encoding="utf-8")
 
     def on_result(question, result) -> None:
-        record = {"id": question.id, **result.as_dict()}
-        _write_json(record, compact=True)
-        if sink:
-            sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-            sink.flush()
+        line = json.dumps({"id": question.id, **result.as_dict()}, ensure_ascii=False, default=str) + "\n"
+        for stream in (sys.stdout, sink) if sink else (sys.stdout,):
+            stream.write(line)
+            stream.flush()
         if not silent:
             sys.stderr.write(f"dsstar: [{question.id}] {result.outcome}: {result.answer!r}\n")
 

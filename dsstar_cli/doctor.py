@@ -93,4 +93,3 @@ def credential_status(config: Config) -> dict[str, str]:
         missing = model_mod.missing_credentials(name, config["api_base"])
         status[name] = "missing: set " + " or ".join(missing) if missing else "set (value hidden)"
     return status
-
