@@ -193,6 +193,88 @@ def _close(display) -> None:
 
 
 @app.command()
+def bench(
+    tasks_file: Path = typer.Argument(..., help="DABStep-format JSONL (task_id, question, guidelines, level, "
+                                      "answer) or a KramaBench workload.json."),
+    data_dir: Optional[Path] = typer.Option(None, "--data", "-d", help="Folder of the benchmark's data files "
+                                            "(default for KramaBench: input/ beside workload.json)."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model id, e.g. openai/gpt-4.1."),
+    api_base: Optional[str] = typer.Option(None, "--api-base", help="Base URL of an OpenAI-compatible server."),
+    config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round cap per task (default 10)."),
+    workers: int = typer.Option(1, "--workers", "-w", help="Tasks answered in parallel."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write one scored JSON row per task here."),
+    resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: skip finished tasks."),
+    submission: Optional[Path] = typer.Option(None, "--submission", help="Also write DABStep's submission file "
+                                              "(task_id, agent_answer, reasoning_trace)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N (selected) tasks."),
+    level: Optional[str] = typer.Option(None, "--level", help="Only tasks of this level: easy, medium or hard."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of a table."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Answer a benchmark's tasks with the same pipeline as `ask`, score them with the benchmark's own
+    rules, and print accuracy, rounds, calls, tokens, cost and time per level."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    from dsstar_cli.bench import harness, tasks as bench_tasks
+
+    try:
+        if resume and out is None:
+            raise UsageError("--resume needs --out: the results file to continue")
+        config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds)
+        selected = bench_tasks.select(bench_tasks.read_tasks(tasks_file), level, limit)
+        folder = data_dir or bench_tasks.default_data_dir(tasks_file)
+        if folder is None:
+            raise UsageError("give the benchmark's data folder with --data DIR")
+        plan = harness.plan_run(selected, out, resume)
+        rows = list(plan.kept)
+        sys.stderr.write(f"dsstar bench: {len(selected)} task(s), {len(plan.kept)} already done, "
+                         f"{len(plan.todo)} to run with {workers} worker(s)\n")
+        rows += _run_bench(harness, folder, plan.todo, config, workers, out)
+    except DsstarError as exc:
+        _fail(exc, as_json, debug)
+    if submission is not None:
+        harness.write_submission(submission, rows)
+    summary = harness.summarize(rows)
+    if as_json:
+        _write_json({"summary": summary, "out": str(out) if out else None, "tasks": len(rows)})
+    else:
+        from dsstar_cli.display import bench_table
+
+        # A pipe gets the table at a readable width rather than Rich's 80-column default.
+        Console(highlight=False, width=None if sys.stdout.isatty() else 120).print(bench_table(summary))
+    raise typer.Exit(_bench_exit_code(rows))
+
+
+def _run_bench(harness, folder: Path, todo: list, config, workers: int, out: Optional[Path]) -> list[dict]:
+    if not todo:
+        return []
+    sink = out.open("a", encoding="utf-8") if out is not None else None
+
+    def on_row(row: dict) -> None:
+        if sink:
+            sink.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            sink.flush()
+        mark = {True: "correct", False: "wrong", None: "not scored"}[row["correct"]]
+        sys.stderr.write(f"dsstar bench: [{row['task_id']}] {row['outcome']}: {row['answer']!r} ({mark})\n")
+
+    try:
+        return harness.run_tasks(folder, todo, config, workers, on_row, lambda event: None)
+    finally:
+        if sink:
+            sink.close()
+
+
+def _bench_exit_code(rows: list[dict]) -> int:
+    """0 when every task ran (right or wrong); else the most serious reason some did not."""
+    kinds = {row.get("error_kind") for row in rows}
+    for kind, code in (("SIGINT", ExitCode.INTERRUPTED), ("SIGTERM", ExitCode.TERMINATED),
+                       ("model_config", ExitCode.SETUP), ("model_unreachable", ExitCode.MODEL_UNREACHABLE)):
+        if kind in kinds:
+            return code
+    return ExitCode.VERIFIED
+
+
+@app.command()
 def describe(
     data_dir: Path = typer.Argument(..., help="Folder of data files."),
     config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),

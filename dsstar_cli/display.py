@@ -233,3 +233,24 @@ def plain_result(result: RunResult, stream: IO[str]) -> None:
     stream.write(f"dsstar: outcome {result.outcome}: {result.reason}\n")
     stream.write(f"dsstar: {_usage_line(result)}\n")
     stream.write(f"dsstar: run folder {result.run_dir}\n")
+
+
+def bench_table(summary: list[dict]) -> Table:
+    """`dsstar bench`'s summary: one row per level, then all tasks."""
+    table = Table(title="dsstar bench", title_justify="left")
+    for name in ("level", "tasks", "correct", "accuracy", "rounds", "calls", "input tok", "output tok",
+                 "cost $", "seconds"):
+        table.add_column(name, justify="left" if name == "level" else "right")
+    for line in summary:
+        accuracy = "-" if line["accuracy"] is None else f"{line['accuracy']:.1%}"
+        cost = "unknown" if line["cost_usd"] is None else f"{line['cost_usd']:.4f}"
+        table.add_row(line["level"], str(line["tasks"]), f"{line['correct']}/{line['scored']}", accuracy,
+                      _num(line["mean_rounds"]), _num(line["mean_calls"]), _num(line["mean_input_tokens"], 0),
+                      _num(line["mean_output_tokens"], 0), cost, _num(line["mean_seconds"]),
+                      style="bold" if line["level"] == "all" else None)
+    table.caption = "rounds, calls, tokens and seconds are means per task; cost is the total"
+    return table
+
+
+def _num(value: float | None, places: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{places}f}"

@@ -30,6 +30,7 @@ class FakeOpenAIServer:
         self.responder = responder
         self.delay_s = delay_s
         self.requests: list[dict] = []
+        self.busy_s: list[float] = []  # Seconds each request spent in the server: the model's latency.
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -56,6 +57,7 @@ class FakeOpenAIServer:
                 pass
 
             def do_POST(self) -> None:
+                started = time.perf_counter()
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 server.requests.append({**body, "authorization": self.headers.get("authorization")})
                 if server.delay_s:
@@ -76,6 +78,7 @@ class FakeOpenAIServer:
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+                server.busy_s.append(time.perf_counter() - started)
 
         return Handler
 
