@@ -101,6 +101,7 @@ def ask(
     jsonl: bool = typer.Option(False, "--jsonl", help="Print every event as a JSON line on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Answer QUESTION from the files in DATA_DIR (or every question in --questions FILE).
@@ -116,7 +117,7 @@ def ask(
         if (question is None) == (questions is None):
             raise UsageError("give either a QUESTION or --questions FILE")
         config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds,
-                              code_timeout_s=code_timeout, **{"llm.timeout_s": llm_timeout})
+                              code_timeout_s=code_timeout, **{"llm.timeout_s": llm_timeout}, **_cache_flag(no_cache))
         if questions is not None:
             raise typer.Exit(_ask_batch(data_dir, questions, config, workers, out, quiet or no_progress))
         sinks: list[Sink] = [JsonlSink()] if jsonl else []
@@ -210,6 +211,7 @@ def bench(
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N (selected) tasks."),
     level: Optional[str] = typer.Option(None, "--level", help="Only tasks of this level: easy, medium or hard."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of a table."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Answer a benchmark's tasks with the same pipeline as `ask`, score them with the benchmark's own
@@ -220,7 +222,8 @@ def bench(
     try:
         if resume and out is None:
             raise UsageError("--resume needs --out: the results file to continue")
-        config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds)
+        config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds,
+                              **_cache_flag(no_cache))
         selected = bench_tasks.select(bench_tasks.read_tasks(tasks_file), level, limit)
         folder = data_dir or bench_tasks.default_data_dir(tasks_file)
         if folder is None:
@@ -279,23 +282,55 @@ def describe(
     data_dir: Path = typer.Argument(..., help="Folder of data files."),
     config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
     as_json: bool = typer.Option(False, "--json", help='Print {"files": [...]} as JSON.'),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Print the description of every file in DATA_DIR, as the planner sees them (no model call)."""
     from dsstar_cli.analyzer import analyze_folder
-    from dsstar_cli.runner import analyzer_limits, check_data_folder
+    from dsstar_cli.runner import analyzer_limits, check_data_folder, description_cache
 
     try:
-        config = _load_config(config_file)
+        config = _load_config(config_file, **_cache_flag(no_cache))
         folder = check_data_folder(data_dir)
     except DsstarError as exc:
         _fail(exc, as_json, debug)
+    console = _stderr_console()
+    progress = _DescribeProgress(console) if _is_live(console) else None
     mode = "builtin"  # Describing must not need a model; unknown formats get type and size.
-    files = analyze_folder(folder, analyzer_limits(config), lambda event: None, mode)
+    try:
+        files = analyze_folder(folder, analyzer_limits(config), progress or (lambda event: None), mode,
+                               cache=description_cache(config), cache_context="describer=None")
+    finally:
+        if progress:
+            progress.close()
     if as_json:
         _write_json({"data_dir": str(folder), "files": [f.as_dict() for f in files]})
     else:
         sys.stdout.write("\n\n".join(f.as_prompt() for f in files) + "\n")
+
+
+class _DescribeProgress:
+    """A progress bar on stderr while `describe` works through a folder."""
+
+    def __init__(self, console: Console):
+        from dsstar_cli.display import analysis_progress
+
+        self.bar = analysis_progress(console)
+        self.task = None
+
+    def __call__(self, event) -> None:
+        if event.kind == "analysis_started":
+            self.task = self.bar.add_task("Describing files", total=event.data["files"])
+            self.bar.start()
+        elif event.kind == "file_described" and self.task is not None:
+            self.bar.update(self.task, advance=1)
+
+    def close(self) -> None:
+        self.bar.stop()
+
+
+def _cache_flag(no_cache: bool) -> dict:
+    return {"analyzer.cache": False} if no_cache else {}
 
 
 @app.command()

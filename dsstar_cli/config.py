@@ -27,6 +27,7 @@ FLAG_NAMES = {
     "max_rounds": "--max-rounds",
     "code_timeout_s": "--code-timeout",
     "llm.timeout_s": "--llm-timeout",
+    "analyzer.cache": "--no-cache",
 }
 
 # Numeric bounds checked after merging: (low, high) inclusive.
@@ -40,6 +41,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "analyzer.max_description_chars": (200, 1_000_000),
     "analyzer.sample_rows": (0, 100),
     "analyzer.max_text_bytes": (1000, 100_000_000),
+    "retriever.max_files": (1, 100_000),
+    "retriever.max_description_tokens": (500, 10_000_000),
     "sandbox.memory_mb": (64, 1_048_576),
     "sandbox.max_output_bytes": (1000, 1_000_000_000),
     "sandbox.prompt_output_chars": (200, 1_000_000),
@@ -47,7 +50,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
 # Keys that take any number although their default is written as a whole number.
 FLOAT_KEYS = {"code_timeout_s", "llm.timeout_s", "llm.temperature"}
 # Keys whose value may be null in any layer (everything else keeps the default's type).
-NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens"} | {
+NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",
+            "retriever.embedding_model"} | {
     f"roles.{r}.model" for r in ROLES
 }
 

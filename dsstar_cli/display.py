@@ -11,6 +11,7 @@ from typing import IO
 
 from rich.console import Console, Group
 from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -51,6 +52,7 @@ class LiveDisplay:
         self.analysed = 0
         self.files = 0
         self.described: list[dict] = []
+        self.progress: Progress | None = None
 
     def __call__(self, event: Event) -> None:
         handler = getattr(self, f"on_{event.kind}", None)
@@ -68,20 +70,27 @@ class LiveDisplay:
 
     def on_analysis_started(self, d: dict) -> None:
         self.files = d["files"]
-        self._busy(f"Analysing {self.files} file(s)")
+        self.status.stop()  # Rich allows one live view at a time: the bar replaces the spinner.
+        self.progress = analysis_progress(self.console)
+        self.task = self.progress.add_task("Analysing files", total=self.files)
+        self.progress.start()
 
     def on_file_described(self, d: dict) -> None:
         self.analysed += 1
         self.described.append(d)
-        self._busy(f"Analysing files {self.analysed}/{self.files}: {d['path']}")
+        if self.progress:
+            self.progress.update(self.task, advance=1, description=f"Analysing {d['path'][-40:]}")
 
     def on_analysis_done(self, d: dict) -> None:
-        table = Table(title=f"Data files ({d['files']}, described in {d['seconds']:.2f}s)", title_justify="left")
-        for column in ("file", "format", "how", "note"):
-            table.add_column(column)
-        for f in self.described:
-            table.add_row(f["path"], f["format"], f["method"], Text(f["error"] or "", style="red"))
-        self.console.print(table)
+        if self.progress:
+            self.progress.stop()
+            self.progress = None
+        self.console.print(files_table(self.described, d))
+
+    def on_retrieval(self, d: dict) -> None:
+        self.console.print(Text(f"Retriever ({d['method']}): {len(d['described'])} most relevant file(s) described "
+                                f"in prompts, {d['listed']} more listed by path" +
+                                (f" — {d['note']}" if d["note"] else ""), style="dim"))
 
     def on_round_started(self, d: dict) -> None:
         self.console.rule(f"Round {d['round']}/{d['max_rounds']}")
@@ -143,7 +152,31 @@ class LiveDisplay:
         self.close()
 
     def close(self) -> None:
+        if self.progress:
+            self.progress.stop()
         self.status.stop()
+
+
+TABLE_ROWS = 25  # Files listed in the terminal's table; the run folder has them all.
+
+
+def analysis_progress(console: Console) -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=True)
+
+
+def files_table(described: list[dict], done: dict) -> Table:
+    cached = f", {done['cached']} from the cache" if done.get("cached") else ""
+    table = Table(title=f"Data files ({done['files']}, described in {done['seconds']:.2f}s{cached})",
+                  title_justify="left")
+    for column in ("file", "format", "how", "note"):
+        table.add_column(column)
+    for f in described[:TABLE_ROWS]:
+        how = f["method"] + (" (cached)" if f.get("cached") else "")
+        table.add_row(f["path"], f["format"], how, Text(f["error"] or "", style="red"))
+    if len(described) > TABLE_ROWS:
+        table.add_row(f"... and {len(described) - TABLE_ROWS} more", "", "", "")
+    return table
 
 
 class PlainDisplay:
@@ -169,7 +202,11 @@ class PlainDisplay:
             case "file_described":
                 return f"described {d['path']} ({d['format']}, {d['method']})" + (f": {d['error']}" if d["error"] else "")
             case "analysis_done":
-                return f"analysis done in {d['seconds']:.2f}s"
+                cached = f" ({d['cached']} from the cache)" if d.get("cached") else ""
+                return f"analysis done in {d['seconds']:.2f}s{cached}"
+            case "retrieval":
+                return (f"retriever ({d['method']}): {len(d['described'])} file(s) described in prompts, "
+                        f"{d['listed']} listed by path" + (f"; {d['note']}" if d["note"] else ""))
             case "round_started":
                 return f"round {d['round']}/{d['max_rounds']}"
             case "route":

@@ -14,8 +14,9 @@ from typing import Any, Callable
 KINDS = (
     "run_started",      # question, data_dir, run_dir, max_rounds, models
     "analysis_started", # files
-    "file_described",   # path, format, method, chars, error
-    "analysis_done",    # files, seconds
+    "file_described",   # path, format, method, chars, error, cached, done, files
+    "analysis_done",    # files, cached, seconds
+    "retrieval",        # method ("bm25" | "embedding"), described (paths), listed (count), note
     "round_started",    # round
     "route",            # round, action ("add" | "fix"), step, reason
     "plan",             # round, steps, added, dropped

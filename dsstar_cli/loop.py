@@ -17,6 +17,7 @@ from pathlib import Path
 
 from dsstar_cli.agent import Agent, Attempt
 from dsstar_cli.analyzer import FileDescription
+from dsstar_cli.analyzer.retriever import Selection, files_prompt
 from dsstar_cli.events import Event
 from dsstar_cli.model import ModelError
 from dsstar_cli.roles import coder, finalizer, planner, router, verifier
@@ -59,9 +60,10 @@ class DSStarLoop:
         self.history: list[dict] = []
         self.rounds = 0
 
-    def run(self, task: Task, files: list[FileDescription]) -> LoopResult:
+    def run(self, task: Task, files: list[FileDescription], others: list[FileDescription] = ()) -> LoopResult:
+        """`files` are described in every prompt; `others` (left out by the retriever) only named."""
         self.task = task
-        self.files = "\n\n".join(f.as_prompt() for f in files)
+        self.files = files_prompt(Selection(list(files), list(others)))
         self.data_dir = str(task.data_dir)
         try:
             return self._solve()

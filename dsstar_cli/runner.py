@@ -13,7 +13,9 @@ from pathlib import Path
 from dsstar_cli import model as model_mod
 from dsstar_cli.agent import Agent
 from dsstar_cli.analyzer import FileDescription, analyze_folder
+from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
 from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.retriever import Selection, litellm_embedder, select_files
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, user_config_path
@@ -116,11 +118,33 @@ def make_agent(config: Config, models: Models, data_dir: Path, run_folder: RunFo
     return Agent(models, executor, emit, run_folder, config["debug_attempts"])
 
 
+def description_cache(config: Config) -> DescriptionCache | None:
+    if not config["analyzer.cache"]:
+        return None
+    folder = config["analyzer.cache_dir"]
+    return DescriptionCache(Path(folder).expanduser() if folder else default_cache_dir())
+
+
 def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink) -> list[FileDescription]:
     """The Data File Analyzer, with the model describing formats no built-in profiler knows."""
     limits = analyzer_limits(config)
     describer = LLMDescriber(agent, limits.max_description_chars)
-    return analyze_folder(data_dir, limits, emit, config["analyzer.mode"], describer)
+    mode = config["analyzer.mode"]
+    describing_model = config.model_for("analyzer") if mode != "builtin" else None
+    return analyze_folder(data_dir, limits, emit, mode, describer, cache=description_cache(config),
+                          cache_context=f"describer={describing_model}")
+
+
+def retrieve(files: list[FileDescription], question: str, config: Config, emit: Sink) -> Selection:
+    """The retriever: which descriptions go into prompts when there are too many."""
+    embedding_model = config["retriever.embedding_model"]
+    embed = litellm_embedder(embedding_model, config["api_base"], config["llm.timeout_s"]) if embedding_model else None
+    selection = select_files(files, question, config["retriever.max_files"],
+                             config["retriever.max_description_tokens"], embed)
+    if selection.method != "all":
+        emit(Event("retrieval", {"method": selection.method, "described": [f.path for f in selection.described],
+                                 "listed": len(selection.listed), "note": selection.note}))
+    return selection
 
 
 def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
@@ -133,8 +157,9 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     try:
         if files is None:
             files = analyse(agent, config, data_dir, emit)
+        selection = retrieve(files, question, config, emit)
         clock["analysed"] = time.monotonic()
-        outcome = loop.run(Task(question, data_dir, guidelines), files)
+        outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed)
     except (KeyboardInterrupt, Terminated) as exc:
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
         signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"

@@ -12,6 +12,12 @@ SAMPLE_DATA = ROOT / "sample_data"
 sys.path.insert(0, str(TESTS))  # fake_openai, sample_agent, sample_answers
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own description cache: none reads or fills the user's."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+
+
 def tree_bytes(folder: Path) -> dict[str, bytes]:
     """Every file's bytes: what 'untouched' means for a data folder."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}

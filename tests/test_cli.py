@@ -20,7 +20,8 @@ SECRET = "sk-test-do-not-leak-0123456789"
 
 def dsstar(*args: str, cwd: Path, env_extra: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "DSSTAR_MODEL"}
-    env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "NO_COLOR": "1"}, **(env_extra or {}))
+    env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "XDG_CACHE_HOME": str(cwd / "xdg-cache"), "NO_COLOR": "1"},
+               **(env_extra or {}))
     return subprocess.run([sys.executable, "-m", "dsstar_cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 

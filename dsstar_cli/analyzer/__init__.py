@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.csv_profiler import profile_csv
 from dsstar_cli.analyzer.discover import list_data_files
 from dsstar_cli.analyzer.excel_profiler import profile_excel
@@ -50,6 +51,7 @@ class FileDescription:
     method: str        # "builtin", "llm", or "metadata" (type and size only)
     description: str
     error: str | None = None
+    cached: bool = False   # True when it came from the description cache
 
     def as_prompt(self) -> str:
         return f"## {self.path} ({self.format}, {_human_size(self.size_bytes)})\n{self.description}"
@@ -107,18 +109,34 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
 
 
 def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "auto",
-                   describe_unknown: UnknownDescriber | None = None, workers: int = 4) -> list[FileDescription]:
-    """Describe every data file below `root`, in parallel, emitting one event per file."""
+                   describe_unknown: UnknownDescriber | None = None, workers: int = 4,
+                   cache: DescriptionCache | None = None, cache_context: str = "") -> list[FileDescription]:
+    """Describe every data file below `root`, in parallel, emitting one event per file.
+
+    `cache_context` names whatever else shapes a description (mode, limits, the describing model).
+    """
     started = time.monotonic()
     files = list_data_files(root)
     emit(Event("analysis_started", {"files": len(files)}))
+    context = f"{mode}|{limits}|{cache_context}"
+
+    def describe(relative: Path) -> FileDescription:
+        key = cache.key(root / relative, str(relative), context) if cache else None
+        hit = cache.get(key) if key else None
+        if hit is not None:
+            return FileDescription(**{**hit, "cached": True})
+        result = describe_file(root, relative, limits, mode, describe_unknown)
+        if key and result.error is None:  # Errors may be passing (permissions): never cached.
+            cache.put(key, result.as_dict())
+        return result
+
     results: list[FileDescription] = []
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [pool.submit(describe_file, root, rel, limits, mode, describe_unknown) for rel in files]
-        for future in futures:
-            result = future.result()
+        for result in pool.map(describe, files):
             results.append(result)
             emit(Event("file_described", {"path": result.path, "format": result.format, "method": result.method,
-                                          "chars": len(result.description), "error": result.error}))
-    emit(Event("analysis_done", {"files": len(results), "seconds": round(time.monotonic() - started, 3)}))
+                                          "chars": len(result.description), "error": result.error,
+                                          "cached": result.cached, "done": len(results), "files": len(files)}))
+    emit(Event("analysis_done", {"files": len(results), "cached": sum(r.cached for r in results),
+                                 "seconds": round(time.monotonic() - started, 3)}))
     return results

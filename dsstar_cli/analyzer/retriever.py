@@ -1,0 +1,132 @@
+"""Retriever: when a folder has too many files, or their descriptions too many tokens, only the
+descriptions most relevant to the question go into prompts; the rest are listed by path so the
+planner knows they exist (and can ask for them by name).
+
+Ranking is lexical (BM25 over each file's path and description) by default: no model call, no
+index to build. With an embedding model configured, files are ranked by cosine similarity of
+embeddings (DS-STAR's method); if that fails, BM25 is used and the reason recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from dsstar_cli.analyzer import FileDescription
+
+CHARS_PER_TOKEN = 4
+MAX_LISTED = 500  # Paths listed beyond the described files; more would crowd the prompt.
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_STOP = frozenset("a an and are as at be by for from had has have how in is it of on or the this to was "
+                  "were what when where which who with per each all than that".split())
+
+Embed = Callable[[list[str]], list[list[float]]]
+
+
+@dataclass
+class Selection:
+    described: list[FileDescription]                           # in prompts, most relevant first
+    listed: list[FileDescription] = field(default_factory=list)  # named only
+    method: str = "all"                                         # all | bm25 | embedding
+    note: str = ""                                              # e.g. why embeddings were not used
+
+
+def tokens(text: str) -> list[str]:
+    text = _CAMEL.sub(" ", text).replace("_", " ").lower()
+    return [w for w in _WORD.findall(text) if w not in _STOP and len(w) > 1]
+
+
+def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    docs = [Counter(tokens(d)) for d in documents]
+    lengths = [sum(d.values()) for d in docs]
+    average = sum(lengths) / max(len(docs), 1) or 1.0
+    frequency = Counter(word for d in docs for word in d)
+    scores = []
+    for doc, length in zip(docs, lengths):
+        score = 0.0
+        for word in set(tokens(query)):
+            if word in doc:
+                idf = math.log(1 + (len(docs) - frequency[word] + 0.5) / (frequency[word] + 0.5))
+                tf = doc[word]
+                score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+        scores.append(score)
+    return scores
+
+
+def cosine_scores(query: str, documents: Sequence[str], embed: Embed) -> list[float]:
+    vectors = embed([query, *documents])
+    head, rest = vectors[0], vectors[1:]
+
+    def cosine(u: list[float], v: list[float]) -> float:
+        norm = math.sqrt(sum(x * x for x in u)) * math.sqrt(sum(x * x for x in v))
+        return sum(x * y for x, y in zip(u, v)) / norm if norm else 0.0
+
+    return [cosine(head, v) for v in rest]
+
+
+def _tokens_of(file: FileDescription) -> int:
+    return len(file.as_prompt()) // CHARS_PER_TOKEN
+
+
+def select_files(files: list[FileDescription], question: str, max_files: int, max_tokens: int,
+                 embed: Embed | None = None) -> Selection:
+    """All files when they fit; else the best-ranked ones within `max_files` and `max_tokens`."""
+    if len(files) <= max_files and sum(_tokens_of(f) for f in files) <= max_tokens:
+        return Selection(list(files))
+    documents = [f"{f.path} {f.path} {f.description}" for f in files]  # The name counts double.
+    method, note = "bm25", ""
+    if embed is not None:
+        try:
+            scores, method = cosine_scores(question, [d[:8000] for d in documents], embed), "embedding"
+        except Exception as exc:  # A failing embedding model must not end the run: rank lexically.
+            note = f"embedding ranking failed ({type(exc).__name__}: {str(exc)[:120]}); used BM25"
+    if method == "bm25":
+        scores = bm25_scores(question, documents)
+    order = sorted(range(len(files)), key=lambda i: (-scores[i], files[i].path))
+    chosen, budget = [], max_tokens
+    for i in order:
+        cost = _tokens_of(files[i])
+        if len(chosen) < max_files and (cost <= budget or not chosen):
+            chosen.append(i)
+            budget -= cost
+    listed = [files[i] for i in sorted(set(range(len(files))) - set(chosen), key=lambda i: files[i].path)]
+    return Selection([files[i] for i in chosen], listed, method, note)
+
+
+def files_prompt(selection: Selection) -> str:
+    """The file-description block every role's prompt carries."""
+    text = "\n\n".join(f.as_prompt() for f in selection.described)
+    if selection.listed:
+        shown = selection.listed[:MAX_LISTED]
+        lines = [f"- {f.path} ({f.format})" for f in shown]
+        if len(selection.listed) > MAX_LISTED:
+            lines.append(f"- ... and {len(selection.listed) - MAX_LISTED} more")
+        text += (f"\n\n## Other files in the folder ({len(selection.listed)}, not described here: "
+                 "load one and inspect it if the question needs it)\n" + "\n".join(lines))
+    return text
+
+
+def litellm_embedder(model: str, api_base: str | None, timeout_s: float) -> Embed:
+    """Embeddings through litellm, in batches (providers cap the inputs per request)."""
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        from dsstar_cli.model import PLACEHOLDER_KEY, import_litellm
+
+        litellm = import_litellm()
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), 96):
+            args = {"model": model, "input": texts[start:start + 96], "timeout": timeout_s}
+            if api_base:
+                args["api_base"] = api_base
+                if model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+                    args["api_key"] = PLACEHOLDER_KEY  # A local server needs none; litellm insists.
+            response = litellm.embedding(**args)
+            vectors.extend(item["embedding"] for item in response.data)
+        return vectors
+
+    return embed
