@@ -29,7 +29,7 @@ def test_sample_data_descriptions_hold_what_the_planner_needs():
     tx = files["transactions.csv"].description
     assert "3,000 data rows" in tx and "status: str; 3 distinct: 'settled'" in tx and "pd.read_csv" in tx
     xlsx = files["merchants.xlsx"].description
-    assert "'merchants', 'fx_rates'" in xlsx and "eur_per_unit" in xlsx and "sheet_name='fx_rates'" in xlsx
+    assert "'merchants' (9 rows x 6 columns), 'fx_rates' (13 rows x 3 columns)" in xlsx and "eur_per_unit" in xlsx and "sheet_name='fx_rates'" in xlsx
     assert "risk_level" in files["categories.json"].description
     assert "Premium-tier merchants get a 20 % discount" in files["business_rules.md"].description  # Shown in full.
     assert all(f.method == "builtin" and f.error is None for f in files.values())
@@ -67,7 +67,7 @@ def test_excel_every_sheet_and_formulas_as_values(tmp_path):
     wb.create_sheet("notes").append(["just a note"])
     wb.save(tmp_path / "w.xlsx")
     d = describe(tmp_path / "w.xlsx").description
-    assert "2 sheet(s): 'data', 'notes'" in d and "Sheet 'notes'" in d
+    assert "2 sheet(s): 'data' (3 rows x 2 columns), 'notes'" in d and "Sheet 'notes'" in d
 
 
 def test_long_markdown_gets_an_outline(tmp_path):

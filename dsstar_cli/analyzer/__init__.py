@@ -14,30 +14,10 @@ from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.analyzer.cache import DescriptionCache
-from dsstar_cli.analyzer.csv_profiler import profile_csv
 from dsstar_cli.analyzer.discover import list_data_files
-from dsstar_cli.analyzer.excel_profiler import profile_excel
-from dsstar_cli.analyzer.json_profiler import profile_json, profile_jsonl
+from dsstar_cli.analyzer.formats import format_of_name, profiler_for
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
-from dsstar_cli.analyzer.text_profiler import profile_text
 from dsstar_cli.events import Event, Sink
-
-# suffix -> (format name, profiler)
-PROFILERS = {
-    ".csv": ("csv", profile_csv),
-    ".tsv": ("tsv", profile_csv),
-    ".tab": ("tsv", profile_csv),
-    ".psv": ("csv", profile_csv),
-    ".json": ("json", profile_json),
-    ".jsonl": ("jsonl", profile_jsonl),
-    ".ndjson": ("jsonl", profile_jsonl),
-    ".xlsx": ("excel", profile_excel),
-    ".xlsm": ("excel", profile_excel),
-    ".md": ("markdown", profile_text),
-    ".markdown": ("markdown", profile_text),
-    ".txt": ("text", profile_text),
-    ".rst": ("text", profile_text),
-}
 
 # Called for a file no built-in profiler knows: (absolute path, relative name) -> description.
 UnknownDescriber = Callable[[Path, str], str]
@@ -86,11 +66,16 @@ def _metadata_only(path: Path) -> str:
 def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
                   describe_unknown: UnknownDescriber | None) -> FileDescription:
     path = root / relative
-    fmt, profiler = PROFILERS.get(path.suffix.lower(), ("unknown", None))
+    fmt = format_of_name(path.name)
     try:
         size = path.stat().st_size
+        if not path.is_file():
+            return FileDescription(str(relative), fmt, 0, "metadata", "Not a regular file (a device, pipe or "
+                                   "socket): not read.", "not a regular file")
+        fmt, profiler = profiler_for(path)
     except OSError as exc:
-        return FileDescription(str(relative), fmt, 0, "metadata", f"Cannot be read: {exc.strerror}.", exc.strerror)
+        why = exc.strerror or str(exc)
+        return FileDescription(str(relative), fmt, 0, "metadata", f"Cannot be read: {why}.", why)
     try:
         if mode != "llm" and profiler is not None:
             method, text = "builtin", profiler(path, limits)

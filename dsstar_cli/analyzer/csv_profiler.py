@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from dataclasses import dataclass
@@ -15,7 +16,10 @@ from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 
 ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")  # latin-1 decodes any bytes, so it ends the chain.
 SNIFF_BYTES = 64 * 1024
-EXACT_COUNT_UP_TO = 256 * 1024 * 1024  # Larger files get an estimated row count.
+EXACT_COUNT_UP_TO = 64 * 1024 * 1024  # Larger files get a row count estimated from sampled blocks.
+SPREAD_BLOCKS = 8                      # Blocks read from across a large file, beside its head,
+SPREAD_BLOCK_BYTES = 256 * 1024        # so the profile sees more than the first rows.
+HEAD_BYTES = 8 * 1024 * 1024
 SAMPLE_ROWS = 20_000
 LAYOUT_ROWS = 50          # Rows read to find the real header under title rows.
 TAIL_BYTES = 64 * 1024    # Bytes read from the end to find footnote rows.
@@ -42,11 +46,9 @@ def detect_layout(path: Path, encoding: str, delimiter: str, size: int) -> Layou
     with path.open("r", encoding=encoding, errors="replace", newline="") as handle:
         head = [row for _, row in zip(range(LAYOUT_ROWS), csv.reader(handle, delimiter=delimiter))]
     widths = [_filled(row) for row in head]
-    width = max(widths, default=0)
-    if width < 2:
+    if max(widths, default=0) < 2:
         return Layout()
-    wide = math.ceil(0.75 * width)
-    header = next((i for i, w in enumerate(widths[:-1]) if w >= wide and widths[i + 1] >= math.ceil(0.5 * width)), 0)
+    header = find_header_row(widths)
     titles = tuple(" ".join(c.strip() for c in row if c.strip()) for row in head[:header] if _filled(row))
     with path.open("rb") as handle:
         handle.seek(max(0, size - TAIL_BYTES))
@@ -57,6 +59,13 @@ def detect_layout(path: Path, encoding: str, delimiter: str, size: int) -> Layou
         footer += 1
     notes = tuple(cell.strip() for row in tail[len(tail) - footer:] for cell in row if cell.strip())
     return Layout(header, titles, footer if footer < len(tail) else 0, notes)
+
+
+def find_header_row(widths: list[int]) -> int:
+    """Index of the first row nearly as wide as the widest (>= 75 %) followed by a wide row (>= 50 %)."""
+    width = max(widths, default=0)
+    wide, next_wide = math.ceil(0.75 * width), math.ceil(0.5 * width)
+    return next((i for i, w in enumerate(widths[:-1]) if w >= wide and widths[i + 1] >= next_wide), 0)
 
 
 def detect_encoding(head: bytes) -> str:
@@ -79,12 +88,40 @@ def sniff_delimiter(text: str, suffix: str) -> str:
 
 
 def count_lines(path: Path, size: int) -> tuple[int, bool]:
-    """(lines, exact). Counts every newline up to a size, then extrapolates from the head."""
+    """(lines, exact). Counts every newline up to a size; above it, estimates from the head and
+    blocks spread through the file (mean line length), never reading the file whole."""
     with path.open("rb") as handle:
         if size <= EXACT_COUNT_UP_TO:
             return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")), True
-        head = handle.read(8 << 20)
-    return int(head.count(b"\n") * size / max(len(head), 1)), False
+        sampled = [handle.read(HEAD_BYTES)] + _spread_blocks(handle, size)
+    newlines = sum(block.count(b"\n") for block in sampled)
+    return int(newlines * size / max(sum(len(b) for b in sampled), 1)), False
+
+
+def _spread_blocks(handle, size: int) -> list[bytes]:
+    blocks = []
+    for k in range(1, SPREAD_BLOCKS + 1):
+        handle.seek(size * k // (SPREAD_BLOCKS + 1))
+        blocks.append(handle.read(SPREAD_BLOCK_BYTES))
+    return blocks
+
+
+def spread_rows(path: Path, encoding: str, options: dict, columns: list[str], size: int) -> pd.DataFrame | None:
+    """Rows from blocks spread through a large file (whole lines only), parsed like the head.
+    None when they do not parse (e.g. quoted fields spanning lines): the head sample stands alone."""
+    with path.open("rb") as handle:
+        blocks = _spread_blocks(handle, size)
+    lines = []
+    for block in blocks:
+        text = block.decode(encoding, errors="replace")
+        lines.extend(text.split("\n")[1:-1])  # The first and last lines of a block are cut.
+    if not lines:
+        return None
+    keep = {k: v for k, v in options.items() if k in ("sep", "thousands") and v is not None}
+    try:
+        return pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=columns, **keep)
+    except (pd.errors.ParserError, ValueError):
+        return None
 
 
 def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
@@ -112,8 +149,16 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
         options["thousands"] = sample_options["thousands"] = ","
         frame = _read_sample(path, encoding, sample_options, nrows)
     rows = max(lines - 1 - layout.header_row - layout.footer_rows, len(frame))
-    rows_text = f"{rows:,} data rows" if exact else f"about {rows:,} data rows (estimated from the first 8 MB)"
+    rows_text = (f"{rows:,} data rows" if exact else
+                 f"about {rows:,} data rows (estimated from the first 8 MB and {SPREAD_BLOCKS} blocks spread "
+                 "through the file; not counted)")
     sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < rows else ""
+    if len(frame) < rows and whole and not exact:
+        extra = spread_rows(path, encoding, options, [str(c) for c in frame.columns], size)
+        if extra is not None and len(extra.columns) == len(frame.columns):
+            frame = pd.concat([frame, extra.astype(frame.dtypes.to_dict(), errors="ignore")], ignore_index=True)
+            sampled = (f" (profiled from the first {len(frame) - len(extra):,} rows and {len(extra):,} rows "
+                       f"spread through the file)")
     if encoding != "utf-8-sig":
         options["encoding"] = encoding
     loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items() if v is not None) + ")"

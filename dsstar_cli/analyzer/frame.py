@@ -6,6 +6,9 @@ import pandas as pd
 
 ALL_VALUES_UP_TO = 12     # A column with this few distinct values lists them all.
 MAX_VALUE_CHARS = 60
+DETAILED_COLUMNS = 30     # Tables up to this wide get every column in detail;
+WIDE_DETAILED = 12        # wider ones only their first columns, the rest as names and types.
+OTHER_COLUMNS_CHARS = 1200
 
 
 def _short(value) -> str:
@@ -37,11 +40,28 @@ def describe_column(series: pd.Series) -> str:
     return f"{', '.join(parts)}; {len(distinct)} distinct; e.g. {examples}"
 
 
+def _other_columns(frame: pd.DataFrame, detailed: int) -> str:
+    """Wide tables: the remaining columns by name and type only, within a character budget."""
+    rest = frame.columns[detailed:]
+    shown, used = [], 0
+    for name in rest:
+        item = f"{name!s} ({frame[name].dtype})"
+        if used + len(item) > OTHER_COLUMNS_CHARS:
+            break
+        shown.append(item)
+        used += len(item) + 2
+    more = f", ... and {len(rest) - len(shown):,} more" if len(shown) < len(rest) else ""
+    return f"Other columns ({len(rest):,}): {', '.join(shown)}{more}"
+
+
 def describe_frame(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> str:
     """Column-by-column summary plus a few example rows. `rows_note` says if rows were sampled."""
     lines = [f"{len(frame.columns)} columns{rows_note}:"]
-    for name in frame.columns:
+    detailed = DETAILED_COLUMNS if len(frame.columns) <= DETAILED_COLUMNS else WIDE_DETAILED
+    for name in frame.columns[:detailed]:
         lines.append(f"- {name!s}: {describe_column(frame[name])}")
+    if len(frame.columns) > detailed:
+        lines.append(_other_columns(frame, detailed))
     if sample_rows and len(frame):
         with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
             lines.append(f"First {min(sample_rows, len(frame))} rows:")

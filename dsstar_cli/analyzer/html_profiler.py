@@ -1,0 +1,103 @@
+"""HTML pages: title, an outline of headings (with line numbers), and every table with its
+caption, header cells, row count and first rows, so the coder knows where the data is."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from pathlib import Path
+
+from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+
+MAX_BYTES = 20 * 1024 * 1024
+MAX_HEADINGS = 30
+MAX_TABLES = 15
+
+
+class _Outline(HTMLParser):
+    """Collects headings and tables in one pass; cells are plain text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.title = ""
+        self.headings: list[tuple[int, str, str]] = []   # line, tag, text
+        self.tables: list[dict] = []
+        self._text: list[str] | None = None
+        self._capture_for: str | None = None
+        self._stack: list[dict] = []                     # open tables (they nest)
+        self._row: list[str] | None = None
+        self._line = 0
+        self._row_is_header = False
+
+    def handle_starttag(self, tag: str, attrs) -> None:
+        if tag in ("title", "h1", "h2", "h3", "h4", "h5", "h6", "caption", "td", "th"):
+            self._text, self._capture_for, self._line = [], tag, self.getpos()[0]
+        if tag == "table":
+            self._stack.append({"line": self.getpos()[0], "start": self.getpos(), "caption": "", "rows": [],
+                                "header": []})
+        elif tag == "tr" and self._stack:
+            self._row = []
+
+    def handle_data(self, data: str) -> None:
+        if self._text is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == self._capture_for and self._text is not None:
+            text = " ".join("".join(self._text).split())
+            self._finish(tag, text)
+            self._text = self._capture_for = None
+        if tag == "tr" and self._stack and self._row is not None:
+            self._add_row(self._stack[-1])
+        elif tag == "table" and self._stack:
+            self.tables.append(self._stack.pop())
+            self.tables.sort(key=lambda t: t["start"])  # Document order, as pd.read_html lists them.
+
+    def _add_row(self, table: dict) -> None:
+        """A first row that starts with <th> is the header; every other row is data."""
+        if not table["header"] and not table["rows"] and self._row_is_header:
+            table["header"] = self._row
+        elif self._row:
+            table["rows"].append(self._row)
+        self._row, self._row_is_header = None, False
+
+    def _finish(self, tag: str, text: str) -> None:
+        if tag == "title":
+            self.title = text
+        elif tag.startswith("h") and len(tag) == 2:
+            self.headings.append((self._line, tag, text))
+        elif tag == "caption" and self._stack:
+            self._stack[-1]["caption"] = text
+        elif tag in ("td", "th") and self._row is not None:
+            self._row.append(text)
+            if tag == "th" and len(self._row) == 1:
+                self._row_is_header = True
+
+
+def profile_html(path: Path, limits: AnalyzerLimits) -> str:
+    size = path.stat().st_size
+    if size == 0:
+        raise ProfileError("the file is empty")
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_BYTES)
+    if b"\x00" in raw[:8192]:
+        raise ProfileError("the file holds binary data (NUL bytes), not HTML")
+    outline = _Outline()
+    outline.feed(raw.decode("utf-8", errors="replace"))
+    outline.close()
+    read = "" if len(raw) == size else f" (first {len(raw):,} bytes read)"
+    parts = [f"HTML page{read}, {size:,} bytes" + (f", title {outline.title!r}" if outline.title else "") +
+             f"; {len(outline.tables)} table(s). Tables load with pd.read_html(path) (a list of DataFrames, "
+             "in the order below; match=... picks one by its text)."]
+    if outline.headings:
+        parts.append(f"Headings ({len(outline.headings)}):")
+        parts.extend(f"  line {line}: {tag} {text[:120]}" for line, tag, text in outline.headings[:MAX_HEADINGS])
+    for number, table in enumerate(outline.tables[:MAX_TABLES]):
+        caption = f" caption {table['caption']!r}," if table["caption"] else ""
+        header = table["header"] or (table["rows"][0] if table["rows"] else [])
+        parts.append(f"Table {number} (line {table['line']}),{caption} {len(table['rows']):,} rows x "
+                     f"{max((len(r) for r in table['rows']), default=len(header))} columns; header: "
+                     + ", ".join(repr(h[:60]) for h in header[:30]))
+        parts.extend(f"  {row[:12]!r}"[:300] for row in table["rows"][:limits.sample_rows])
+    if len(outline.tables) > MAX_TABLES:
+        parts.append(f"... and {len(outline.tables) - MAX_TABLES} more tables.")
+    return "\n".join(parts)
