@@ -4,11 +4,11 @@ script, letting the debugger repair it a bounded number of times."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable, TypeVar
 
 from dsstar_cli.events import Event, Sink
-from dsstar_cli.model import Messages, Models
+from dsstar_cli.model import ContextTooLong, Messages, Models
 from dsstar_cli.roles import clip, debugger, format_reminder
 from dsstar_cli.runlog import RunFolder
 from dsstar_cli.sandbox import Execution, Executor
@@ -28,6 +28,14 @@ class Attempt:
     def ok(self) -> bool:
         return self.execution is not None and self.execution.ok
 
+    def to_dict(self) -> dict:
+        return {"code": self.code, "execution": asdict(self.execution) if self.execution else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Attempt":
+        execution = data.get("execution")
+        return cls(data["code"], Execution(**execution) if execution else None)
+
     def output(self, max_chars: int) -> str:
         """What the next role is shown: stdout, or the failure when the script did not work."""
         if self.execution is None:
@@ -39,6 +47,44 @@ class Attempt:
         return (clip(printed, max_chars // 2) + "\n" if printed else "") + f"The script FAILED:\n{failure}"
 
 
+def shrink(messages: Messages) -> tuple[Messages, int]:
+    """Halve the longest message (most often the file descriptions), keeping its head and tail."""
+    longest = max(range(len(messages)), key=lambda i: len(messages[i]["content"]))
+    text = messages[longest]["content"]
+    keep = len(text) // 2
+    cut = len(text) - keep
+    marker = f"\n[... {cut:,} characters cut to fit the model's context window ...]\n"
+    shorter = text[: keep * 3 // 4] + marker + text[len(text) - keep // 4:]
+    return messages[:longest] + [{**messages[longest], "content": shorter}] + messages[longest + 1:], cut
+
+
+FINALIZE_GRACE_S = 60.0  # A run out of time still gets its answer written, within this long.
+
+
+class BudgetExhausted(Exception):
+    """The run's cost or time budget is spent: stop the loop and give a best-effort answer."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind, self.reason = kind, reason
+        self.outcome = {"cost": "cost_limit", "time": "time_limit"}[kind]
+
+
+@dataclass
+class Budget:
+    max_cost_usd: float | None = None
+    deadline: float | None = None  # time.monotonic() value
+    timeout_s: float | None = None
+
+    def check(self, models: Models) -> None:
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise BudgetExhausted("time", f"the time budget ({self.timeout_s:g} s, --timeout) ran out")
+        cost = models.total().cost_usd
+        if self.max_cost_usd is not None and cost is not None and cost >= self.max_cost_usd:
+            raise BudgetExhausted("cost", f"the cost budget (${self.max_cost_usd:g}, --max-cost) ran out "
+                                          f"at ${cost:.4f}")
+
+
 class Agent:
     def __init__(self, models: Models, executor: Executor, emit: Sink, run_folder: RunFolder | None,
                  debug_attempts: int):
@@ -48,13 +94,31 @@ class Agent:
         self.run_folder = run_folder
         self.debug_attempts = debug_attempts
         self.round = 0
-        self._scripts = 0
+        # Continue the numbering in a resumed run's folder, so no earlier script is overwritten.
+        self._scripts = len(list(run_folder.work.glob("*.py"))) if run_folder else 0
+        self.budget = Budget()
+
+    def script_timeout(self) -> float | None:
+        """Seconds the next script may run when a deadline is near; None: the executor's own limit."""
+        deadline = self.budget.deadline
+        return None if deadline is None else max(0.1, deadline - time.monotonic())
+
+    def finalizing(self) -> None:
+        """No more budget checks: only the finalizer is left, with a short grace period for its script."""
+        self.budget = Budget(deadline=time.monotonic() + FINALIZE_GRACE_S if self.budget.deadline else None)
 
     def chat(self, role: str, messages: Messages) -> str:
+        self.budget.check(self.models)
         self.emit(Event("call_started", {"round": self.round, "role": role,
                                          "model": self.models.for_role(role).name}))
         started = time.monotonic()
-        reply = self.models.ask(role, messages)
+        try:
+            reply = self.models.ask(role, messages)
+        except ContextTooLong as exc:  # Once: cut the longest part of the prompt and ask again.
+            messages, cut = shrink(messages)
+            self.emit(Event("context_shrunk", {"round": self.round, "role": role, "chars_cut": cut,
+                                               "error": str(exc)[:300]}))
+            reply = self.models.ask(role, messages)
         seconds = time.monotonic() - started
         if self.run_folder:
             self.run_folder.save_call(role, messages, reply, seconds)
@@ -77,7 +141,7 @@ class Agent:
         self._scripts += 1
         name = f"{self._scripts:03d}-round{self.round:02d}-{purpose}"
         self.emit(Event("code", {"round": self.round, "purpose": purpose, "code": code, "script": f"{name}.py"}))
-        execution = self.executor.run(code, name)
+        execution = self.executor.run(code, name, timeout_s=self.script_timeout())
         if self.run_folder:
             self.run_folder.write(f"work/{name}.stdout.txt", execution.stdout)
             self.run_folder.write(f"work/{name}.stderr.txt", execution.stderr)

@@ -75,7 +75,7 @@ def batch_exit_code(results: list[RunResult]) -> ExitCode:
     """0 when every answer is verified; else the most serious outcome among them."""
     codes = {r.exit_code() for r in results}
     for code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.MODEL_UNREACHABLE, ExitCode.SETUP,
-                 ExitCode.FAILED, ExitCode.UNVERIFIED):
+                 ExitCode.FAILED, ExitCode.TIME_LIMIT, ExitCode.COST_LIMIT, ExitCode.UNVERIFIED):
         if code in codes:
             return code
     return ExitCode.VERIFIED

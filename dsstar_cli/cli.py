@@ -90,6 +90,8 @@ def ask(
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round cap (default 10)."),
     code_timeout: Optional[float] = typer.Option(None, "--code-timeout", help="Seconds a script may run."),
     llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds one model call may take."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget for the run's model calls."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds the whole run may take."),
     guidelines: Optional[str] = typer.Option(None, "--guidelines", "-g",
                                              help='Answer format, e.g. "round to 2 decimals".'),
     questions: Optional[Path] = typer.Option(None, "--questions", help="Batch: a JSONL (id, question, "
@@ -117,7 +119,9 @@ def ask(
         if (question is None) == (questions is None):
             raise UsageError("give either a QUESTION or --questions FILE")
         config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds,
-                              code_timeout_s=code_timeout, **{"llm.timeout_s": llm_timeout}, **_cache_flag(no_cache))
+                              code_timeout_s=code_timeout, **_cache_flag(no_cache),
+                              **{"llm.timeout_s": llm_timeout, "budget.max_cost_usd": max_cost,
+                                 "budget.timeout_s": timeout})
         if questions is not None:
             raise typer.Exit(_ask_batch(data_dir, questions, config, workers, out, quiet or no_progress))
         sinks: list[Sink] = [JsonlSink()] if jsonl else []
@@ -139,6 +143,40 @@ def ask(
         raise typer.Exit(code)
     _close(display)
     _print_result(result, console, as_json, jsonl, quiet or no_progress)
+    raise typer.Exit(result.exit_code())
+
+
+@app.command(epilog=EXIT_CODE_HELP)
+def resume(
+    run_dir: Path = typer.Argument(..., help="The run folder of an interrupted or crashed run (its `run_dir`)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON result object on stdout, nothing else."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Continue a stopped run from its last completed round, with the same question, config and files.
+
+    API keys come from the environment, as for `ask`."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    console = _stderr_console()
+    display = None
+    try:
+        if not (quiet or no_progress):
+            display = LiveDisplay(console) if _is_live(console) else PlainDisplay(sys.stderr)
+        from dsstar_cli.runner import resume as run_resume
+
+        result = run_resume(run_dir, display or (lambda event: None))
+    except DsstarError as exc:
+        _close(display)
+        _fail(exc, as_json, debug)
+    except (KeyboardInterrupt, Terminated) as exc:
+        _close(display)
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
+        if as_json:
+            sys.stdout.write(error_json("interrupted", "interrupted before the run resumed", code) + "\n")
+        raise typer.Exit(code)
+    _close(display)
+    _print_result(result, console, as_json, False, quiet or no_progress)
     raise typer.Exit(result.exit_code())
 
 

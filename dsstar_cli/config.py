@@ -28,6 +28,8 @@ FLAG_NAMES = {
     "code_timeout_s": "--code-timeout",
     "llm.timeout_s": "--llm-timeout",
     "analyzer.cache": "--no-cache",
+    "budget.max_cost_usd": "--max-cost",
+    "budget.timeout_s": "--timeout",
 }
 
 # Numeric bounds checked after merging: (low, high) inclusive.
@@ -38,6 +40,10 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "llm.timeout_s": (0.1, 3600),
     "llm.temperature": (0, 2),
     "llm.max_tokens": (1, 10_000_000),
+    "llm.retries": (1, 20),
+    "llm.retry_max_delay_s": (0, 3600),
+    "budget.max_cost_usd": (0.000001, 1_000_000),
+    "budget.timeout_s": (1, 7 * 86400),
     "analyzer.max_description_chars": (200, 1_000_000),
     "analyzer.sample_rows": (0, 100),
     "analyzer.max_text_bytes": (1000, 100_000_000),
@@ -48,9 +54,11 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "sandbox.prompt_output_chars": (200, 1_000_000),
 }
 # Keys that take any number although their default is written as a whole number.
-FLOAT_KEYS = {"code_timeout_s", "llm.timeout_s", "llm.temperature"}
+FLOAT_KEYS = {"code_timeout_s", "llm.timeout_s", "llm.temperature", "llm.retry_max_delay_s",
+              "budget.max_cost_usd", "budget.timeout_s"}
 # Keys whose value may be null in any layer (everything else keeps the default's type).
 NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",
+            "budget.max_cost_usd", "budget.timeout_s",
             "retriever.embedding_model"} | {
     f"roles.{r}.model" for r in ROLES
 }
@@ -148,7 +156,7 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
 
 
 def _nullable_kind(key: str) -> type:
-    return {"llm.max_tokens": int}.get(key, str)
+    return {"llm.max_tokens": int}.get(key, float if key in FLOAT_KEYS else str)
 
 
 def _kind_name(kind: type) -> str:

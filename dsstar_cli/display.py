@@ -87,6 +87,13 @@ class LiveDisplay:
             self.progress = None
         self.console.print(files_table(self.described, d))
 
+    def on_resumed(self, d: dict) -> None:
+        self.console.print(Text(f"Resuming after round {d['rounds']} with the plan so far:", style="bold"))
+        self.on_plan({"steps": d["steps"], "added": 0, "dropped": []})
+
+    def on_context_shrunk(self, d: dict) -> None:
+        self.console.print(Text(PlainDisplay.describe(Event("context_shrunk", d)), style="yellow"))
+
     def on_retrieval(self, d: dict) -> None:
         self.console.print(Text(f"Retriever ({d['method']}): {len(d['described'])} most relevant file(s) described "
                                 f"in prompts, {d['listed']} more listed by path" +
@@ -223,7 +230,12 @@ class PlainDisplay:
             case "verdict":
                 return "verdict: sufficient" if d["sufficient"] else f"verdict: not sufficient ({d['reason']})"
             case "finalizing":
-                return "writing the final answer"
+                spent = f" ({d['budget']} budget spent)" if d.get("budget") else ""
+                return f"writing the final answer{spent}"
+            case "resumed":
+                return f"resuming after round {d['rounds']} ({len(d['steps'])} plan step(s) kept)"
+            case "context_shrunk":
+                return f"{d['role']}: prompt over the context window; cut {d['chars_cut']:,} characters and asked again"
         return None
 
 
@@ -250,6 +262,8 @@ def _usage_line(result: RunResult) -> str:
 OUTCOME_TEXT = {
     "verified": ("verified answer", "green"),
     "unverified": ("UNVERIFIED answer: round cap reached before the verifier agreed", "yellow"),
+    "cost_limit": ("UNVERIFIED answer: the cost budget (--max-cost) ran out first", "yellow"),
+    "time_limit": ("UNVERIFIED answer: the time budget (--timeout) ran out first", "yellow"),
     "failed": ("FAILED", "red"),
 }
 

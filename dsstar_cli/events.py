@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 # Every kind the loop emits, in the order a run produces them.
 KINDS = (
-    "run_started",      # question, data_dir, run_dir, max_rounds, models
+    "run_started",      # question, data_dir, run_dir, max_rounds, models, resumed
+    "resumed",          # rounds, steps: the checkpoint a resumed run continues from
     "analysis_started", # files
     "file_described",   # path, format, method, chars, error, cached, done, files
     "analysis_done",    # files, cached, seconds
@@ -26,7 +27,8 @@ KINDS = (
     "verdict",          # round, sufficient, reason
     "call_started",     # role, model
     "call",             # role, model, input_tokens, output_tokens, cost_usd, seconds
-    "finalizing",       # verified
+    "context_shrunk",   # role, chars_cut, error: the prompt was over the context window, cut once
+    "finalizing",       # verified, budget ("cost" | "time" | None: which budget ran out)
     "answer",           # answer, outcome, verified, rounds, reason
 )
 

@@ -7,15 +7,19 @@
         if Verifier(p, q, s, r) = Yes: stop
         Router(p, q, r, D) -> Add Step | Step k      (Step k: p = p[:k-1])
         p += [Planner(p, q, r, D)]
-    answer = Finalizer(q, guidelines, s, r)          also when the round cap was reached
+    answer = Finalizer(q, guidelines, s, r)          also when the round cap or a budget was reached
+
+After every round the loop's state is checkpointed, so `dsstar resume` continues a stopped run
+from its last completed round.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from dsstar_cli.agent import Agent, Attempt
+from dsstar_cli.agent import Agent, Attempt, BudgetExhausted
 from dsstar_cli.analyzer import FileDescription
 from dsstar_cli.analyzer.retriever import Selection, files_prompt
 from dsstar_cli.events import Event
@@ -52,19 +56,28 @@ class LoopResult:
 
 
 class DSStarLoop:
-    def __init__(self, agent: Agent, max_rounds: int, prompt_output_chars: int):
+    def __init__(self, agent: Agent, max_rounds: int, prompt_output_chars: int,
+                 checkpoint: Callable[[dict], None] | None = None):
         self.agent = agent
         self.max_rounds = max_rounds
         self.output_chars = prompt_output_chars
+        self.checkpoint = checkpoint or (lambda state: None)
         self.plan: list[PlanStep] = []
         self.history: list[dict] = []
         self.rounds = 0
+        self.last: Attempt | None = None   # The latest round's script and its run.
+        self.best: Attempt | None = None   # The latest script that ran: what the finalizer works from.
+        self.verified = False
 
-    def run(self, task: Task, files: list[FileDescription], others: list[FileDescription] = ()) -> LoopResult:
-        """`files` are described in every prompt; `others` (left out by the retriever) only named."""
+    def run(self, task: Task, files: list[FileDescription], others: list[FileDescription] = (),
+            state: dict | None = None) -> LoopResult:
+        """`files` are described in every prompt; `others` (left out by the retriever) only named.
+        `state` is a checkpoint to continue from (see `state()`)."""
         self.task = task
         self.files = files_prompt(Selection(list(files), list(others)))
         self.data_dir = str(task.data_dir)
+        if state:
+            self._restore(state)
         try:
             return self._solve()
         except ModelError as exc:
@@ -73,19 +86,18 @@ class DSStarLoop:
     # -- the algorithm ---------------------------------------------------------------------------
 
     def _solve(self) -> LoopResult:
-        last: Attempt | None = None
-        best: Attempt | None = None      # The latest script that ran: what the finalizer works from.
-        verified = False
-        for round_no in range(1, self.max_rounds + 1):
-            self._start_round(round_no)
-            dropped = self._route(last) if last else []
-            self._add_step(last, dropped)
-            last = self._implement()
-            best = last if last.ok else best
-            if self._verify(last):
-                verified = True
-                break
-        return self._finalize(best, verified)
+        try:
+            while not self.verified and self.rounds < self.max_rounds:
+                self._start_round(self.rounds + 1)
+                dropped = self._route(self.last) if self.last else []
+                self._add_step(self.last, dropped)
+                self.last = self._implement()
+                self.best = self.last if self.last.ok else self.best
+                self.verified = self._verify(self.last)
+                self.checkpoint(self.state())
+        except BudgetExhausted as stop:  # Checked before every model call and bounding every script.
+            return self._finalize(self.best, False, stop)
+        return self._finalize(self.best, self.verified)
 
     def _start_round(self, round_no: int) -> None:
         self.rounds = self.agent.round = round_no
@@ -141,11 +153,13 @@ class DSStarLoop:
         self.agent.emit(Event("verdict", {"round": self.rounds, "sufficient": sufficient, "reason": reason}))
         return sufficient
 
-    def _finalize(self, best: Attempt | None, verified: bool) -> LoopResult:
+    def _finalize(self, best: Attempt | None, verified: bool, stop: BudgetExhausted | None = None) -> LoopResult:
         """Finalizer: a script printing only the answer, from the last script that ran."""
-        self.agent.emit(Event("finalizing", {"verified": verified}))
+        self.agent.emit(Event("finalizing", {"verified": verified, "budget": stop.kind if stop else None}))
         if best is None:
-            return self._result(FAILED, None, f"no script ran successfully in {self.rounds} round(s)")
+            why = f"{stop.reason}, and " if stop else ""
+            return self._result(FAILED, None, f"{why}no script ran successfully in {self.rounds} round(s)")
+        self.agent.finalizing()  # The answer still gets made, within a short grace period.
         messages = finalizer.messages(self.task.question, self.task.guidelines, best.code, self._output(best))
         final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.files, self.data_dir)
         answer = final.execution.stdout.strip() if final.ok else ""
@@ -154,6 +168,8 @@ class DSStarLoop:
             return self._result(FAILED, None, f"the finalizer's script {why}", final)
         if verified:
             return self._result(VERIFIED, answer, "the verifier judged the plan sufficient", final)
+        if stop:
+            return self._result(stop.outcome, answer, f"{stop.reason} before a verified plan", final)
         return self._result(UNVERIFIED, answer, f"round cap reached ({self.max_rounds} rounds) without a verified plan",
                             final)
 
@@ -166,6 +182,20 @@ class DSStarLoop:
     def partial(self, outcome: str, reason: str, error_kind: str | None = None) -> LoopResult:
         """The state so far, for a run stopped from outside (Ctrl-C, SIGTERM)."""
         return self._result(outcome, None, reason, error_kind=error_kind)
+
+    def state(self) -> dict:
+        """What `dsstar resume` needs to continue after the last completed round."""
+        return {"rounds": self.rounds, "verified": self.verified, "history": self.history,
+                "plan": [asdict(step) for step in self.plan],
+                "last": self.last.to_dict() if self.last else None,
+                "best": self.best.to_dict() if self.best else None}
+
+    def _restore(self, state: dict) -> None:
+        self.rounds, self.verified, self.history = state["rounds"], state["verified"], list(state["history"])
+        self.plan = [PlanStep(**step) for step in state["plan"]]
+        self.last = Attempt.from_dict(state["last"]) if state["last"] else None
+        self.best = Attempt.from_dict(state["best"]) if state["best"] else None
+        self.agent.emit(Event("resumed", {"rounds": self.rounds, "steps": self._steps()}))
 
     def _steps(self) -> list[str]:
         return [step.text for step in self.plan]

@@ -17,7 +17,7 @@ Messages = list[dict[str, str]]
 
 # Local-server model ids accept any key; the OpenAI client still insists on one being set.
 PLACEHOLDER_KEY = "dsstar-no-key"
-RETRY_ATTEMPTS = 4
+RETRY_ATTEMPTS = 4        # Defaults; `llm.retries` and `llm.retry_max_delay_s` in the config.
 RETRY_BASE_DELAY_S = 1.0
 RETRY_MAX_DELAY_S = 30.0
 
@@ -53,6 +53,12 @@ class ModelUnreachable(ModelError):
     """The provider could not be reached or kept failing after every retry."""
 
     kind = "model_unreachable"
+
+
+class ContextTooLong(ModelError):
+    """The prompt is over the model's context window; the caller may shrink it and ask again."""
+
+    kind = "context_window"
 
 
 # --------------------------------------------------------------------------------------------
@@ -114,8 +120,12 @@ class LiteLLMModel:
         temperature: float | None = None,
         max_tokens: int | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        attempts: int = RETRY_ATTEMPTS,
+        max_delay_s: float = RETRY_MAX_DELAY_S,
     ):
         self.name = model
+        self.attempts = attempts
+        self.max_delay_s = max_delay_s
         self.api_base = api_base
         self.timeout_s = timeout_s
         self.temperature = temperature
@@ -137,15 +147,15 @@ class LiteLLMModel:
     def complete(self, messages: Messages, *, role: str) -> Reply:
         litellm = import_litellm()
         args = self._request_args(messages)
-        for attempt in range(1, RETRY_ATTEMPTS + 1):
+        for attempt in range(1, self.attempts + 1):
             try:
                 response = litellm.completion(**args)
                 return self._reply(litellm, response)
             except Exception as exc:  # Classified below; nothing escapes unclassified.
-                error = classify_error(litellm, exc, self.name, self.api_base)
-                if not isinstance(error, _Transient) or attempt == RETRY_ATTEMPTS:
+                error = classify_error(litellm, exc, self.name, self.api_base, self.attempts)
+                if not isinstance(error, _Transient) or attempt == self.attempts:
                     raise (error.final if isinstance(error, _Transient) else error) from exc
-                self._sleep(backoff_delay(attempt, error.retry_after))
+                self._sleep(backoff_delay(attempt, error.retry_after, self.max_delay_s))
         raise AssertionError("unreachable")
 
     def _reply(self, litellm, response) -> Reply:
@@ -159,6 +169,14 @@ class LiteLLMModel:
             cost_usd=_price(litellm, self.name, response),
             model=self.name,
         )
+
+
+def is_priced(model: str) -> bool:
+    """True when litellm's offline price map knows what the model costs."""
+    try:
+        return bool(import_litellm().get_model_info(model).get("input_cost_per_token"))
+    except Exception:
+        return False
 
 
 def _price(litellm, model: str, response) -> float | None:
@@ -179,11 +197,11 @@ class _Transient:
     retry_after: float | None = None
 
 
-def backoff_delay(attempt: int, retry_after: float | None) -> float:
-    """Exponential backoff with jitter, or the server's Retry-After when it gives one."""
+def backoff_delay(attempt: int, retry_after: float | None, max_delay_s: float = RETRY_MAX_DELAY_S) -> float:
+    """Exponential backoff with jitter, or the server's Retry-After when it gives one (both capped)."""
     if retry_after is not None:
-        return min(max(retry_after, 0.0), RETRY_MAX_DELAY_S)
-    return min(RETRY_BASE_DELAY_S * 2 ** (attempt - 1), RETRY_MAX_DELAY_S) * random.uniform(0.5, 1.0)
+        return min(max(retry_after, 0.0), max_delay_s)
+    return min(RETRY_BASE_DELAY_S * 2 ** (attempt - 1), max_delay_s) * random.uniform(0.5, 1.0)
 
 
 def _retry_after(exc: Exception) -> float | None:
@@ -196,18 +214,23 @@ def _retry_after(exc: Exception) -> float | None:
     return None
 
 
-def classify_error(litellm, exc: Exception, model: str, api_base: str | None) -> ModelError | _Transient:
+def classify_error(litellm, exc: Exception, model: str, api_base: str | None,
+                   attempts: int = RETRY_ATTEMPTS) -> ModelError | _Transient:
     """Turn a provider exception into a message a user can act on."""
     where = f" at {api_base}" if api_base else ""
     detail = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    if isinstance(exc, litellm.ContextWindowExceededError) or "context length" in detail.lower() \
+            or "context_length_exceeded" in detail:
+        return ContextTooLong(f"the prompt is longer than {model}'s context window ({detail})")
     if isinstance(exc, litellm.AuthenticationError) or getattr(exc, "status_code", None) in (401, 403):
         return ModelConfigError(f"the provider rejected the credentials for {model}{where}: check its API key ({detail})")
     if isinstance(exc, litellm.NotFoundError):
         return ModelConfigError(f"model {model!r} was not found{where}: check the model name ({detail})")
     if isinstance(exc, litellm.RateLimitError):
-        return _Transient(ModelUnreachable(f"{model} kept rate-limiting after {RETRY_ATTEMPTS} attempts"), _retry_after(exc))
+        return _Transient(ModelUnreachable(f"{model} kept rate-limiting after {attempts} attempts"), _retry_after(exc))
     if isinstance(exc, litellm.Timeout):
-        return _Transient(ModelUnreachable(f"{model}{where} did not answer in time after {RETRY_ATTEMPTS} attempts"))
+        return _Transient(ModelUnreachable(f"{model}{where} did not answer in time after {attempts} attempt(s) "
+                                           "(raise --llm-timeout if it is just slow)"))
     # litellm reports a refused connection as a server error whose text says "Connection error".
     if isinstance(exc, litellm.APIConnectionError) or "connection error" in detail.lower():
         return _Transient(ModelUnreachable(f"cannot reach {model}{where}: {detail}"))

@@ -23,15 +23,19 @@ class ExitCode(IntEnum):
     SETUP = 4              # configuration, model name or credentials to fix
     MODEL_UNREACHABLE = 5  # the model could not be reached, or kept failing
     DATA_FOLDER = 6        # the data folder is missing, empty or unreadable
+    COST_LIMIT = 7         # an unverified answer: --max-cost was reached first
+    TIME_LIMIT = 8         # an unverified answer: --timeout was reached first
     INTERRUPTED = 130      # Ctrl-C (SIGINT)
     TERMINATED = 143       # SIGTERM
 
 
 EXIT_CODE_HELP = """Exit codes: 0 verified answer; 3 unverified answer (round cap reached);
-1 run failed (no answer); 2 usage error; 4 configuration, model or credentials error;
-5 model unreachable; 6 bad data folder; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
+7 cost budget (--max-cost) reached; 8 time budget (--timeout) reached; 1 run failed (no answer);
+2 usage error; 4 configuration, model or credentials error; 5 model unreachable;
+6 bad data folder; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
-_OUTCOME_CODES = {"verified": ExitCode.VERIFIED, "unverified": ExitCode.UNVERIFIED}
+_OUTCOME_CODES = {"verified": ExitCode.VERIFIED, "unverified": ExitCode.UNVERIFIED,
+                  "cost_limit": ExitCode.COST_LIMIT, "time_limit": ExitCode.TIME_LIMIT}
 _ERROR_KIND_CODES = {"model_config": ExitCode.SETUP, "model_unreachable": ExitCode.MODEL_UNREACHABLE}
 
 
@@ -39,7 +43,7 @@ _ERROR_KIND_CODES = {"model_config": ExitCode.SETUP, "model_unreachable": ExitCo
 class RunResult:
     question: str
     answer: str | None
-    outcome: str                       # verified | unverified | failed | interrupted
+    outcome: str                       # verified | unverified | cost_limit | time_limit | failed | interrupted
     verified: bool
     reason: str
     rounds: int
@@ -95,7 +99,9 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
     "question": ({"type": "string"}, "the question asked"),
     "guidelines": ({"type": ["string", "null"]}, "the answer-format guidelines given, if any"),
     "answer": ({"type": ["string", "null"]}, "the final answer, exactly as printed; null when there is none"),
-    "outcome": ({"enum": ["verified", "unverified", "failed", "interrupted"]}, "how the run ended"),
+    "outcome": ({"enum": ["verified", "unverified", "cost_limit", "time_limit", "failed", "interrupted"]},
+                "how the run ended: unverified = round cap reached; cost_limit / time_limit = that budget ran "
+                "out (each still has a best-effort answer when a script ran)"),
     "verified": ({"type": "boolean"}, "true only when the verifier judged the plan sufficient"),
     "reason": ({"type": "string"}, "why the run ended as it did"),
     "rounds": ({"type": "integer", "minimum": 0}, "rounds used"),

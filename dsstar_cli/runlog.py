@@ -8,19 +8,21 @@ Layout:  <run_dir>/<id>/events.jsonl      one event per line, flushed as it happ
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets as _random
 import time
 from pathlib import Path
 
+from dsstar_cli.errors import SetupError
 from dsstar_cli.events import Event
 from dsstar_cli.model import Messages, Reply
 from dsstar_cli.secrets import redact, secret_values
 
 
-class RunFolderError(Exception):
-    """The run folder cannot be created or written."""
+class RunFolderError(SetupError):
+    """The run folder cannot be created or written (permissions, a full disk)."""
 
 
 def choose_run_root(configured: Path, data_dir: Path, fallback: Path) -> Path:
@@ -44,6 +46,19 @@ class RunFolder:
             raise RunFolderError(f"cannot create the run folder {path}: {exc.strerror or exc}") from exc
 
     @classmethod
+    def reopen(cls, path: Path) -> "RunFolder":
+        """An existing run folder, to continue (`dsstar resume`): new calls and events are appended."""
+        folder = cls.__new__(cls)
+        folder.path, folder.work, folder._secrets = path, path / "work", secret_values()
+        folder._calls = len(list((path / "calls").glob("*.json")))
+        try:
+            folder.work.mkdir(parents=True, exist_ok=True)
+            folder._journal = (path / "events.jsonl").open("a", encoding="utf-8")
+        except OSError as exc:
+            raise RunFolderError(f"cannot reopen the run folder {path}: {exc.strerror or exc}") from exc
+        return folder
+
+    @classmethod
     def create(cls, root: Path) -> "RunFolder":
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + _random.token_hex(3)
         return cls(root / run_id)
@@ -53,14 +68,27 @@ class RunFolder:
 
     def __call__(self, event: Event) -> None:
         """Journal sink: append and flush, so a crash loses at most the event in flight."""
-        self._journal.write(self._clean(json.dumps(event.as_dict(), ensure_ascii=False, default=str)) + "\n")
-        self._journal.flush()
+        try:
+            self._journal.write(self._clean(json.dumps(event.as_dict(), ensure_ascii=False, default=str)) + "\n")
+            self._journal.flush()
+        except OSError as exc:
+            raise self._write_error(exc) from exc
 
     def write(self, relative: str, text: str) -> Path:
         target = self.path / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(self._clean(text), encoding="utf-8")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(target.name + ".tmp")
+            tmp.write_text(self._clean(text), encoding="utf-8")
+            os.replace(tmp, target)  # Whole or absent: a crash never leaves half a file behind.
+        except OSError as exc:
+            raise self._write_error(exc) from exc
         return target
+
+    def _write_error(self, exc: OSError) -> RunFolderError:
+        hint = " (free some disk space, or point run_dir elsewhere)" if exc.errno in (errno.ENOSPC, errno.EFBIG) \
+            else " (check run_dir in the config)"
+        return RunFolderError(f"cannot write the run folder {self.path}: {exc.strerror or exc}{hint}")
 
     def save_call(self, role: str, messages: Messages, reply: Reply, seconds: float) -> None:
         self._calls += 1

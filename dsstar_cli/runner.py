@@ -5,13 +5,14 @@ The command line calls `ask()` with a validated Config and an event sink; nothin
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from dsstar_cli import model as model_mod
-from dsstar_cli.agent import Agent
+from dsstar_cli.agent import Agent, Budget
 from dsstar_cli.analyzer import FileDescription, analyze_folder
 from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
 from dsstar_cli.analyzer.discover import list_data_files
@@ -22,7 +23,7 @@ from dsstar_cli.config import ROLES, Config, user_config_path
 from dsstar_cli.errors import DataFolderError, SetupError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli.loop import DSStarLoop, Task
-from dsstar_cli.model import ChatModel, LiteLLMModel, Models
+from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.result import RunResult
 from dsstar_cli.runlog import RunFolder, choose_run_root
 from dsstar_cli.sandbox import Executor
@@ -65,6 +66,9 @@ def check_models(config: Config) -> None:
             model_mod.check_model_id(name)
         except model_mod.ModelConfigError as exc:
             raise SetupError(str(exc)) from exc
+        if config["budget.max_cost_usd"] is not None and not model_mod.is_priced(name):
+            raise UsageError(f"--max-cost needs a model with a price in litellm's price map, and {name} has none; "
+                             "use --timeout or --max-rounds to bound the run instead")
         missing = model_mod.missing_credentials(name, config["api_base"])
         if missing:
             either = " or ".join(missing)
@@ -75,7 +79,8 @@ def check_models(config: Config) -> None:
 def build_models(config: Config) -> Models:
     def make(name: str) -> ChatModel:
         return LiteLLMModel(name, api_base=config["api_base"], timeout_s=config["llm.timeout_s"],
-                            temperature=config["llm.temperature"], max_tokens=config["llm.max_tokens"])
+                            temperature=config["llm.temperature"], max_tokens=config["llm.max_tokens"],
+                            attempts=config["llm.retries"], max_delay_s=config["llm.retry_max_delay_s"])
 
     default = make(config["model"])
     overrides = {role: make(config.model_for(role)) for role in ROLES if config[f"roles.{role}.model"]}
@@ -147,23 +152,40 @@ def retrieve(files: list[FileDescription], question: str, config: Config, emit: 
     return selection
 
 
+STATE_FILE = "state.json"
+
+
 def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
-         run_folder: RunFolder, emit: Sink, files: list[FileDescription] | None) -> RunResult:
+         run_folder: RunFolder, emit: Sink, files: list[FileDescription] | None,
+         resumed: dict | None = None) -> RunResult:
     clock = {"start": time.monotonic()}
     agent = make_agent(config, models, data_dir, run_folder, emit)
-    loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
     emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
-                               "max_rounds": config.max_rounds, "models": models.names()}))
+                               "max_rounds": config.max_rounds, "models": models.names(),
+                               "resumed": resumed is not None}))
+    loop = None
     try:
         if files is None:
             files = analyse(agent, config, data_dir, emit)
-        selection = retrieve(files, question, config, emit)
+        selection = _selection(resumed, files) if resumed else retrieve(files, question, config, emit)
         clock["analysed"] = time.monotonic()
-        outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed)
+        agent.budget = make_budget(config, clock["start"])
+
+        def checkpoint(loop_state: dict) -> None:
+            run_folder.write(STATE_FILE, json.dumps({
+                "question": question, "guidelines": guidelines, "data_dir": str(data_dir), "config": config.values,
+                "files": [f.as_dict() for f in files], "described": [f.path for f in selection.described],
+                "usage": {role: u.as_dict() for role, u in models.usage.items()}, "loop": loop_state}))
+
+        loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint)
+        outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed,
+                           state=resumed["loop"] if resumed else None)
     except (KeyboardInterrupt, Terminated) as exc:
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
         signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        outcome = loop.partial("interrupted", f"interrupted by {signal_name}", error_kind=signal_name)
+        loop = loop or DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
+        outcome = loop.partial("interrupted", f"interrupted by {signal_name}; continue with: dsstar resume "
+                               f"{run_folder.path}", error_kind=signal_name)
     clock["finished"] = time.monotonic()
     result = RunResult(
         question=question, answer=outcome.answer, outcome=outcome.outcome, verified=outcome.outcome == "verified",
@@ -179,6 +201,56 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
                           "rounds": result.rounds, "reason": result.reason}))
     return result
+
+
+def make_budget(config: Config, started: float) -> Budget:
+    timeout = config["budget.timeout_s"]
+    return Budget(max_cost_usd=config["budget.max_cost_usd"], timeout_s=timeout,
+                  deadline=started + timeout if timeout else None)
+
+
+def _selection(resumed: dict, files: list[FileDescription]) -> Selection:
+    """The same files in the same prompts as before the run stopped."""
+    described = set(resumed["described"])
+    return Selection([f for f in files if f.path in described], [f for f in files if f.path not in described])
+
+
+def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult:
+    """Continue a stopped run from its last completed round, with its question, config and files."""
+    state = load_state(run_dir)
+    config = Config(state["config"], {key: "the resumed run" for key in state["config"]})
+    data_dir = check_data_folder(Path(state["data_dir"]))
+    if models is None:
+        check_models(config)
+        models = build_models(config)
+    for role, usage in state.get("usage", {}).items():  # Cost so far counts against --max-cost.
+        models.usage[role] = RoleUsage(usage["calls"], usage["input_tokens"], usage["output_tokens"],
+                                       usage["cost_usd"])
+    run_folder = RunFolder.reopen(run_dir)
+    emit = fanout(run_folder, emit)
+    files = [FileDescription(**f) for f in state["files"]]
+    try:
+        return _run(state["question"], state["guidelines"], data_dir, config, models, run_folder, emit, files,
+                    resumed=state)
+    finally:
+        run_folder.close()
+
+
+def load_state(run_dir: Path) -> dict:
+    if not run_dir.is_dir():
+        raise UsageError(f"{run_dir} is not a run folder (see `run_dir` in a --json result)")
+    finished = run_dir / "result.json"
+    if finished.exists():
+        outcome = json.loads(finished.read_text(encoding="utf-8")).get("outcome")
+        if outcome != "interrupted":
+            raise UsageError(f"the run in {run_dir} already finished ({outcome}): nothing to resume")
+    try:
+        return json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise UsageError(f"{run_dir} has no checkpoint: it stopped before its first round ended, so ask the "
+                         "question again") from exc
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read the checkpoint in {run_dir}: {exc}") from exc
 
 
 def _elapsed(clock: dict[str, float]) -> dict[str, float]:

@@ -25,13 +25,25 @@ def role_of(messages: list[dict]) -> str:
     return match.group(1).lower() if match else "unknown"
 
 
+FAULTS = ("429", "500", "nonjson", "empty", "cut", "hang")
+
+
 class FakeOpenAIServer:
-    def __init__(self, responder: Responder, delay_s: float = 0.0):
+    """`faults`: what to do instead of answering, one per request, in order (then answer normally):
+    "429" (with Retry-After: 1), "500", "nonjson" (a 200 whose body is HTML), "empty" (no choices),
+    "cut" (the connection closes halfway through the body), "hang" (never answers).
+    `context_limit` (characters): longer prompts get the provider's context-length error."""
+
+    def __init__(self, responder: Responder, delay_s: float = 0.0, faults: list[str] | None = None,
+                 context_limit: int | None = None):
         self.responder = responder
         self.delay_s = delay_s
+        self.faults = list(faults or [])
+        self.context_limit = context_limit
         self.requests: list[dict] = []
         self.busy_s: list[float] = []  # Seconds each request spent in the server: the model's latency.
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True  # A hanging handler must not block shutdown.
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -60,6 +72,14 @@ class FakeOpenAIServer:
                 started = time.perf_counter()
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 server.requests.append({**body, "authorization": self.headers.get("authorization")})
+                if server.faults:
+                    return self._fault(server.faults.pop(0))
+                prompt_chars = sum(len(m["content"]) for m in body["messages"])
+                if server.context_limit and prompt_chars > server.context_limit:
+                    return self._send(400, json.dumps({"error": {
+                        "message": f"This model's maximum context length is {server.context_limit // 4} tokens. "
+                                   f"However, your messages resulted in {prompt_chars // 4} tokens.",
+                        "type": "invalid_request_error", "code": "context_length_exceeded"}}).encode())
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 text = server.responder(role_of(body["messages"]), body["messages"])
@@ -72,13 +92,37 @@ class FakeOpenAIServer:
                     "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
                               "total_tokens": prompt_tokens + len(text) // 4},
                 }
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
+                self._send(200, json.dumps(payload).encode())
+                server.busy_s.append(time.perf_counter() - started)
+
+            def _send(self, status: int, data: bytes, headers: dict | None = None, cut: bool = False) -> None:
+                self.send_response(status)
+                for key, value in {"content-type": "application/json", **(headers or {})}.items():
+                    self.send_header(key, value)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
-                server.busy_s.append(time.perf_counter() - started)
+                self.wfile.write(data[: len(data) // 2] if cut else data)
+                if cut:
+                    self.wfile.flush()
+                    self.connection.shutdown(2)  # Mid-body: the client sees a truncated response.
+
+            def _fault(self, kind: str) -> None:
+                ok = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
+                      "choices": [{"index": 0, "finish_reason": "stop",
+                                   "message": {"role": "assistant", "content": "never seen"}}],
+                      "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+                if kind == "429":
+                    self._send(429, b'{"error": {"message": "slow down", "type": "rate_limit"}}', {"retry-after": "1"})
+                elif kind == "500":
+                    self._send(500, b'{"error": {"message": "internal error", "type": "server_error"}}')
+                elif kind == "nonjson":
+                    self._send(200, b"<html>502 Bad Gateway</html>", {"content-type": "text/html"})
+                elif kind == "empty":
+                    self._send(200, json.dumps({**ok, "choices": []}).encode())
+                elif kind == "cut":
+                    self._send(200, json.dumps(ok).encode(), cut=True)
+                elif kind == "hang":
+                    time.sleep(3600)
 
         return Handler
 

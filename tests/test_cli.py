@@ -102,6 +102,22 @@ def test_round_cap_from_flag_exits_3(tmp_path):
     (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "typo.yaml"], 4, "unknown key `max_round`"),
     (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "wrongtype.yaml"], 4, "`max_rounds` must be a whole number"),
     (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "missing.yaml"], 4, "does not exist"),
+    (["ask", "bare", "q?", "--model", "openai/x"], 6, "has no data files"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--max-rounds", "-3"], 2, "between 1 and 1000"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--max-rounds", "100000"], 2, "between 1 and 1000"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--code-timeout", "0"], 2, "`code_timeout_s` must be"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--llm-timeout", "-1"], 2, "`llm.timeout_s` must be"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--timeout", "0"], 2, "`budget.timeout_s` must be"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--max-cost", "-1"], 2, "`budget.max_cost_usd` must"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "badmode.yaml"], 4, "`analyzer.mode` must be"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "nested.yaml"], 4,
+     "did you mean `retriever.max_files`"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "norun.yaml", "--api-base",
+      "http://127.0.0.1:9/v1"], 4, "cannot create the run folder"),
+    (["ask", str(SAMPLE_DATA), "--questions", "q.jsonl", "--workers", "0", "--model", "openai/x"], 2,
+     "--workers must be at least 1"),
+    (["bench", "q.jsonl", "--model", "openai/x"], 2, "--data DIR"),
+    (["resume", "nowhere"], 2, "is not a run folder"),
 ])
 def test_bad_input_gets_one_clear_line_and_its_exit_code(tmp_path, args, code, message):
     (tmp_path / "empty").mkdir()
@@ -110,6 +126,11 @@ def test_bad_input_gets_one_clear_line_and_its_exit_code(tmp_path, args, code, m
     (tmp_path / "bad.yaml").write_text("max_rounds: [1,\n")
     (tmp_path / "typo.yaml").write_text("max_round: 3\n")
     (tmp_path / "wrongtype.yaml").write_text("max_rounds: three\n")
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "badmode.yaml").write_text("analyzer:\n  mode: magic\n")
+    (tmp_path / "nested.yaml").write_text("retriever:\n  max_file: 5\n")
+    (tmp_path / "norun.yaml").write_text("run_dir: afile.csv/runs\n")  # Under a file: cannot be created.
+    (tmp_path / "q.jsonl").write_text('{"task_id": "1", "question": "q?"}\n')
     proc = dsstar(*args, cwd=tmp_path)
     assert proc.returncode == code, proc.stderr
     assert message in proc.stderr

@@ -88,17 +88,19 @@ class Executor:
         self._secrets = secret_values()
         workdir.mkdir(parents=True, exist_ok=True)
 
-    def run(self, code: str, name: str) -> Execution:
+    def run(self, code: str, name: str, timeout_s: float | None = None) -> Execution:
+        """Run `code` as script `name`; `timeout_s` may only shorten the executor's own limit."""
         script = self.workdir / f"{name}.py"
         # A key the model echoed into its code is masked: it never runs, and never lands on disk.
         script.write_text(redact(code, self._secrets), encoding="utf-8")
         before = snapshot_folder(self.data_dir)
-        execution = self._run_process(script)
+        limit = self.timeout_s if timeout_s is None else min(self.timeout_s, timeout_s)
+        execution = self._run_process(script, limit)
         execution.data_changed = changed_paths(before, snapshot_folder(self.data_dir))
         execution.ok = execution.ok and not execution.data_changed
         return execution
 
-    def _run_process(self, script: Path) -> Execution:
+    def _run_process(self, script: Path, timeout_s: float) -> Execution:
         started = time.monotonic()
         proc = subprocess.Popen(
             [sys.executable, "-I", str(BOOTSTRAP), str(self.memory_mb), str(script)],
@@ -114,7 +116,7 @@ class Executor:
             reader.start()
         timed_out = False
         try:
-            proc.wait(timeout=self.timeout_s)
+            proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
         finally:
