@@ -3,6 +3,7 @@ script, letting the debugger repair it a bounded number of times."""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, TypeVar
@@ -75,8 +76,11 @@ class Budget:
     max_cost_usd: float | None = None
     deadline: float | None = None  # time.monotonic() value
     timeout_s: float | None = None
+    stop: threading.Event | None = None  # Set from another thread (batch Ctrl-C): end as interrupted.
 
     def check(self, models: Models) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise KeyboardInterrupt  # Only the main thread gets the signal; this passes it on.
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise BudgetExhausted("time", f"the time budget ({self.timeout_s:g} s, --timeout) ran out")
         cost = models.total().cost_usd

@@ -7,13 +7,14 @@ was cut short resumes where it stopped.
 from __future__ import annotations
 
 import json
+import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.config import Config
-from dsstar_cli.errors import UsageError
+from dsstar_cli.errors import Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult
@@ -99,15 +100,27 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
     finally:
         analysis_folder.close()
     results: list[RunResult] = []
+    stop = threading.Event()
 
     def answer(question: Question) -> RunResult:
-        return ask(AskRequest(data_dir, question.question, question.guidelines), config, lambda event: None,
+        return ask(AskRequest(data_dir, question.question, question.guidelines, stop), config, lambda event: None,
                    models=models_factory(), files=files)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(answer, q): q for q in questions}
+    pool = ThreadPoolExecutor(max_workers=workers)
+    futures = {pool.submit(answer, q): q for q in questions}
+    try:
         for future in as_completed(futures):  # Runs in this thread only: on_result needs no lock.
-            result = future.result()
-            results.append(result)
-            on_result(futures[future], result)
+            results.append(future.result())
+            on_result(futures[future], results[-1])
+    except (KeyboardInterrupt, Terminated):
+        # Ctrl-C: questions not started are dropped; running ones end as "interrupted" at their next
+        # model call, and their results are still reported, so a rerun with --out asks them again.
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future, question in futures.items():
+            if future.done() and not future.cancelled() and future.result() not in results:
+                results.append(future.result())
+                on_result(question, results[-1])
+        raise
+    pool.shutdown()
     return results

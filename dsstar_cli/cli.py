@@ -218,8 +218,14 @@ def _ask_batch(data_dir: Path, questions_file: Path, config, workers: int, out: 
         if not silent:
             sys.stderr.write(f"dsstar: [{question.id}] {result.outcome}: {result.answer!r}\n")
 
+    answered: list = []
     try:
-        results = ask_batch(data_dir, todo, config, workers, on_result, lambda event: None) if todo else []
+        results = ask_batch(data_dir, todo, config, workers, lambda q, r: (answered.append(r), on_result(q, r)),
+                            lambda event: None) if todo else []
+    except (KeyboardInterrupt, Terminated) as exc:
+        sys.stderr.write(f"dsstar: interrupted after {sum(r.answer is not None for r in answered)} answer(s); "
+                         f"rerun with the same --out to ask the rest\n")
+        return ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
     finally:
         if sink:
             sink.close()

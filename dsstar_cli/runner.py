@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ class AskRequest:
     data_dir: Path
     question: str
     guidelines: str | None = None
+    stop: threading.Event | None = None  # Batch mode: set on Ctrl-C, so the run ends as interrupted
 
 
 def check_data_folder(data_dir: Path) -> Path:
@@ -107,7 +109,8 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     run_folder = open_run_folder(config, data_dir)
     emit = fanout(run_folder, emit)
     try:
-        return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files)
+        return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files,
+                    stop=request.stop)
     finally:
         run_folder.close()
 
@@ -157,7 +160,7 @@ STATE_FILE = "state.json"
 
 def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
          run_folder: RunFolder, emit: Sink, files: list[FileDescription] | None,
-         resumed: dict | None = None) -> RunResult:
+         resumed: dict | None = None, stop: threading.Event | None = None) -> RunResult:
     clock = {"start": time.monotonic()}
     agent = make_agent(config, models, data_dir, run_folder, emit)
     emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
@@ -169,7 +172,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
             files = analyse(agent, config, data_dir, emit)
         selection = _selection(resumed, files) if resumed else retrieve(files, question, config, emit)
         clock["analysed"] = time.monotonic()
-        agent.budget = make_budget(config, clock["start"])
+        agent.budget = make_budget(config, clock["start"], stop)
 
         def checkpoint(loop_state: dict) -> None:
             run_folder.write(STATE_FILE, json.dumps({
@@ -203,10 +206,10 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     return result
 
 
-def make_budget(config: Config, started: float) -> Budget:
+def make_budget(config: Config, started: float, stop: threading.Event | None = None) -> Budget:
     timeout = config["budget.timeout_s"]
     return Budget(max_cost_usd=config["budget.max_cost_usd"], timeout_s=timeout,
-                  deadline=started + timeout if timeout else None)
+                  deadline=started + timeout if timeout else None, stop=stop)
 
 
 def _selection(resumed: dict, files: list[FileDescription]) -> Selection:

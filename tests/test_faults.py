@@ -215,3 +215,30 @@ def test_an_unreadable_folder_is_a_data_folder_error(tmp_path):
     finally:
         folder.chmod(0o755)
     assert proc.returncode == 6 and "cannot be read" in proc.stderr
+
+
+def test_ctrl_c_in_a_batch_stops_the_workers_and_a_rerun_asks_the_rest(tmp_path):
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"q{i}", "question": QUESTION}) + "\n" for i in range(4)))
+    out = tmp_path / "answers.jsonl"
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    argv = [sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), "--questions", str(questions), "--workers",
+            "2", "--out", str(out)]
+    with FakeOpenAIServer(respond, delay_s=0.3) as server:
+        proc = subprocess.Popen(argv + ["--model", "openai/fake", "--api-base", server.base_url], cwd=tmp_path,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while len(server.requests) < 4 and time.monotonic() < deadline:  # Both workers are mid-question.
+            time.sleep(0.05)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130 and "rerun with the same --out" in err and time.monotonic() - started < 10
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        assert {line["outcome"] for line in lines} == {"interrupted"} and len(lines) == 2
+        rerun = subprocess.run(argv + ["--model", "openai/fake", "--api-base", server.base_url], cwd=tmp_path,
+                               env=env, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    final = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(line["id"] for line in final if line["outcome"] == "verified") == ["q0", "q1", "q2", "q3"]
