@@ -96,7 +96,10 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
     try:
         emit = fanout(analysis_folder, emit)
         agent = make_agent(config, models_factory(), data_dir, analysis_folder, emit)
-        files = analyse(agent, config, data_dir, emit)
+        try:
+            files = analyse(agent, config, data_dir, emit)
+        finally:
+            agent.executor.close()
     finally:
         analysis_folder.close()
     results: list[RunResult] = []

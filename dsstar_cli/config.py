@@ -19,6 +19,7 @@ from dsstar_cli.errors import SetupError
 
 ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalizer")
 ANALYZER_MODES = ("auto", "builtin", "llm")
+SANDBOX_TIERS = ("strong", "medium", "basic")
 APP_NAME = "dsstar"
 # How the command line spells the keys it can override (for error messages and `sources`).
 FLAG_NAMES = {
@@ -50,6 +51,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "retriever.max_files": (1, 100_000),
     "retriever.max_description_tokens": (500, 10_000_000),
     "sandbox.memory_mb": (64, 1_048_576),
+    "sandbox.max_run_folder_mb": (1, 10_000_000),
     "sandbox.max_output_bytes": (1000, 1_000_000_000),
     "sandbox.prompt_output_chars": (200, 1_000_000),
 }
@@ -135,6 +137,9 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
         if key in NULLABLE:
             return None
         raise ConfigError(f"{origin}: `{key}` must not be null")
+    for name, allowed in (("sandbox.tier", ("auto", *SANDBOX_TIERS)), ("sandbox.require", SANDBOX_TIERS)):
+        if key == name and value not in allowed:
+            raise ConfigError(f"{origin}: `{name}` must be one of {', '.join(allowed)}, not {value!r}")
     if key == "analyzer.mode" and value not in ANALYZER_MODES:
         raise ConfigError(f"{origin}: `analyzer.mode` must be one of {', '.join(ANALYZER_MODES)}, not {value!r}")
     kind = float if key in FLOAT_KEYS else type(default) if default is not None else _nullable_kind(key)

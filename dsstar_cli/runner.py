@@ -122,7 +122,9 @@ def analyzer_limits(config: Config) -> AnalyzerLimits:
 
 def make_agent(config: Config, models: Models, data_dir: Path, run_folder: RunFolder, emit: Sink) -> Agent:
     executor = Executor(run_folder.work, data_dir, timeout_s=config["code_timeout_s"],
-                        memory_mb=config["sandbox.memory_mb"], max_output_bytes=config["sandbox.max_output_bytes"])
+                        memory_mb=config["sandbox.memory_mb"], max_output_bytes=config["sandbox.max_output_bytes"],
+                        tier=config["sandbox.tier"], require=config["sandbox.require"],
+                        warm=config["sandbox.warm_worker"], max_workdir_mb=config["sandbox.max_run_folder_mb"])
     return Agent(models, executor, emit, run_folder, config["debug_attempts"])
 
 
@@ -165,7 +167,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     agent = make_agent(config, models, data_dir, run_folder, emit)
     emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                "max_rounds": config.max_rounds, "models": models.names(),
-                               "resumed": resumed is not None}))
+                               "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
     loop = None
     try:
         if files is None:
@@ -189,6 +191,8 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         loop = loop or DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
         outcome = loop.partial("interrupted", f"interrupted by {signal_name}; continue with: dsstar resume "
                                f"{run_folder.path}", error_kind=signal_name)
+    finally:
+        agent.executor.close()
     clock["finished"] = time.monotonic()
     result = RunResult(
         question=question, answer=outcome.answer, outcome=outcome.outcome, verified=outcome.outcome == "verified",
@@ -198,7 +202,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         files_used=files_used(files or [], loop.scripts() + [outcome.final_code]),
         usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
-        artifacts=run_folder.artifacts(), error_kind=outcome.error_kind,
+        artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
     )
     run_folder.write("result.json", result.to_json())
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,

@@ -10,12 +10,17 @@ import pytest
 from dsstar_cli.sandbox import Executor
 
 
-@pytest.fixture
-def executor(tmp_path: Path) -> Executor:
+@pytest.fixture(params=["warm", "cold"])
+def executor(tmp_path: Path, request) -> Executor:
+    """The basic tier, so what the integrity check alone catches is tested (tests/security covers
+    every tier); both the warm worker and the cold subprocess path."""
     data = tmp_path / "data"
     data.mkdir()
     (data / "d.csv").write_text("a\n1\n")
-    return Executor(tmp_path / "work", data, timeout_s=5, memory_mb=1024, max_output_bytes=10_000)
+    running = Executor(tmp_path / "work", data, timeout_s=5, memory_mb=1024, max_output_bytes=10_000,
+                       tier="basic", warm=request.param == "warm")
+    yield running
+    running.close()
 
 
 def test_runs_in_the_work_folder_and_captures_output(executor):

@@ -11,82 +11,76 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dsstar_cli.sandbox import tiers
+from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environment
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
+from dsstar_cli.sandbox.worker_client import NOBODY, WarmWorker
 from dsstar_cli.secrets import redact, secret_values
 
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
-TRUNCATION_MARKER = "\n[... output truncated by dsstar: {dropped} more bytes ...]\n"
-# Variables the script may see; everything else (API keys above all) stays behind.
-PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TMPDIR")
 
 
-def clean_environment(workdir: Path) -> dict[str, str]:
-    env = {k: os.environ[k] for k in PASSED_THROUGH if k in os.environ}
-    env.update(
-        HOME=str(workdir),
-        PYTHONIOENCODING="utf-8",
-        PYTHONDONTWRITEBYTECODE="1",
-        MPLBACKEND="Agg",
-        OPENBLAS_NUM_THREADS="1",
-        OMP_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-    )
-    return env
+def _reachable_by_others(path: Path) -> bool:
+    return all(os.stat(p).st_mode & 0o001 for p in [path.parent, *path.parent.parents])
 
 
-@dataclass
-class Execution:
-    ok: bool
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    seconds: float
-    timed_out: bool = False
-    data_changed: list[str] = field(default_factory=list)
-
-    def failure(self) -> str:
-        """What went wrong, for the debugger and the user ('' when it went right)."""
-        if self.data_changed:
-            return "the script changed the read-only data folder: " + ", ".join(self.data_changed[:10])
-        if self.timed_out:
-            return f"the script was killed after running past the time limit ({self.seconds:.1f}s)"
-        if not self.ok:
-            return self.stderr.strip() or f"the script exited with code {self.exit_code} and no error output"
-        return ""
-
-
-class _CappedReader(threading.Thread):
-    """Drain a pipe, keeping the first `limit` bytes: a chatty script cannot exhaust memory."""
-
-    def __init__(self, pipe, limit: int):
-        super().__init__(daemon=True)
-        self.pipe, self.limit = pipe, limit
-        self.kept = bytearray()
-        self.dropped = 0
-
-    def run(self) -> None:
-        for chunk in iter(lambda: self.pipe.read(65536), b""):
-            room = self.limit - len(self.kept)
-            self.kept += chunk[:room]
-            self.dropped += max(0, len(chunk) - room)
-
-    def text(self) -> str:
-        text = self.kept.decode("utf-8", errors="replace")
-        return text + TRUNCATION_MARKER.format(dropped=self.dropped) if self.dropped else text
+def _readable_by_others(root: Path) -> bool:
+    for dirpath, _, filenames in os.walk(root):
+        if not os.stat(dirpath).st_mode & 0o005 == 0o005:
+            return False
+        if any(not os.stat(os.path.join(dirpath, n)).st_mode & 0o004 for n in filenames
+               if os.path.isfile(os.path.join(dirpath, n))):
+            return False
+    return _reachable_by_others(root / "x")
 
 
 class Executor:
-    """Runs scripts in `workdir` (never the data folder) and checks the data folder is untouched."""
+    """Runs scripts in `workdir` (never the data folder) and checks the data folder is untouched.
+
+    On Linux a warm worker (worker.py) forks each script from a process that already imported
+    pandas, inside the chosen isolation tier (tiers.py); elsewhere, or with `warm=False`, each
+    script is a fresh `python -I bootstrap.py` process (basic tier)."""
 
     def __init__(self, workdir: Path, data_dir: Path, timeout_s: float, memory_mb: int = 4096,
-                 max_output_bytes: int = 1_000_000):
+                 max_output_bytes: int = 1_000_000, tier: str = "auto", require: str = "basic",
+                 warm: bool = True, max_workdir_mb: int = 2048):
         self.workdir = workdir
         self.data_dir = data_dir
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.max_output_bytes = max_output_bytes
+        self.max_workdir_mb = max_workdir_mb
         self._secrets = secret_values()
         workdir.mkdir(parents=True, exist_ok=True)
+        linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
+        self.tier = tiers.choose(tier, require) if linux else tiers.choose("basic", require)
+        self.warm = warm and linux
+        self.uid = self._unprivileged_uid()
+        self._worker: WarmWorker | None = None
+        if self.warm:  # Starts now: it imports pandas while the model writes the first script.
+            self._worker = WarmWorker(self.tier, workdir, data_dir, workdir.parent / "sandbox.log")
+
+    def describe(self) -> dict:
+        """What the result and the run folder report as `sandbox`."""
+        found = tiers.probe()
+        return {"level": self.tier, "detail": found.details.get(self.tier, ""), "warm_worker": self.warm,
+                "user": "unprivileged (nobody)" if self.uid is not None else f"uid {os.geteuid()}",
+                "available": [t for t in tiers.TIERS if found.available.get(t)]}
+
+    def _unprivileged_uid(self) -> int | None:
+        """As root, scripts run as `nobody` when that user can reach the run folder and read the
+        data; bubblewrap already drops every capability, so the strong tier keeps the uid."""
+        if os.name != "posix" or os.geteuid() != 0 or self.tier == "strong":
+            return None
+        if not (_reachable_by_others(self.workdir) and _readable_by_others(self.data_dir)):
+            return None
+        os.chown(self.workdir, NOBODY, NOBODY)
+        return NOBODY
+
+    def close(self) -> None:
+        if self._worker:
+            self._worker.close()
+            self._worker = None
 
     def run(self, code: str, name: str, timeout_s: float | None = None) -> Execution:
         """Run `code` as script `name`; `timeout_s` may only shorten the executor's own limit."""
@@ -95,10 +89,34 @@ class Executor:
         script.write_text(redact(code, self._secrets), encoding="utf-8")
         before = snapshot_folder(self.data_dir)
         limit = self.timeout_s if timeout_s is None else min(self.timeout_s, timeout_s)
-        execution = self._run_process(script, limit)
+        started = time.time()
+        if self._worker is not None:
+            execution = self._worker.execute(script, self._limits(limit), self.uid, limit, self.max_output_bytes)
+        else:
+            execution = self._run_process(script, limit)
         execution.data_changed = changed_paths(before, snapshot_folder(self.data_dir))
         execution.ok = execution.ok and not execution.data_changed
+        self._enforce_workdir_cap(execution, started)
         return execution
+
+    def _limits(self, timeout_s: float) -> dict[str, int]:
+        memory = self.memory_mb * 1024 * 1024
+        return {"RLIMIT_AS": memory, "RLIMIT_CORE": 0, "RLIMIT_CPU": int(2 * timeout_s) + 5,
+                "RLIMIT_FSIZE": min(self.max_workdir_mb, 1024) * 1024 * 1024, "RLIMIT_NOFILE": 1024,
+                **({"RLIMIT_NPROC": 512} if self.uid is not None else {})}
+
+    def _enforce_workdir_cap(self, execution: Execution, started: float) -> None:
+        """Files a script wrote past the run folder's cap are removed and the step fails."""
+        files = [p for p in self.workdir.rglob("*") if p.is_file()]
+        total = sum(p.stat().st_size for p in files)
+        if total <= self.max_workdir_mb * 1024 * 1024:
+            return
+        for path in files:
+            if path.stat().st_mtime >= started and path.suffix != ".py":
+                path.unlink(missing_ok=True)
+        execution.ok = False
+        execution.stderr += (f"\n[dsstar: the script wrote past the run folder's cap of {self.max_workdir_mb} MB; "
+                             "its new files were removed]")
 
     def _run_process(self, script: Path, timeout_s: float) -> Execution:
         started = time.monotonic()
@@ -111,7 +129,7 @@ class Executor:
             stderr=subprocess.PIPE,
             start_new_session=True,  # Its own process group, so the deadline kills every child.
         )
-        readers = [_CappedReader(proc.stdout, self.max_output_bytes), _CappedReader(proc.stderr, self.max_output_bytes)]
+        readers = [CappedReader(proc.stdout, self.max_output_bytes), CappedReader(proc.stderr, self.max_output_bytes)]
         for reader in readers:
             reader.start()
         timed_out = False

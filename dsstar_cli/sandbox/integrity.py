@@ -1,16 +1,21 @@
-"""Prove the data folder was not touched: a metadata snapshot before and after each script."""
+"""Prove the data folder was not touched: a metadata snapshot before and after each script.
+
+The change time (ctime) is in the snapshot because no process can set it: a write that keeps the
+size and then restores the mtime with os.utime still moves the ctime, and so does chmod, a rename
+or a hard link (which also changes the link count)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-Snapshot = dict[str, tuple[int, int, int, int]]
+Snapshot = dict[str, tuple[int, ...]]
 
 
 def snapshot_folder(root: Path) -> Snapshot:
-    """(size, mtime_ns, mode, inode) of every entry below `root`, hidden ones included."""
-    entries: Snapshot = {}
+    """(size, mtime, ctime, mode, inode, links) of `root` and every entry below it, hidden ones included."""
+    st = os.lstat(root)
+    entries: Snapshot = {".": (st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_ino)}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
             path = os.path.join(dirpath, name)
@@ -18,11 +23,14 @@ def snapshot_folder(root: Path) -> Snapshot:
                 st = os.lstat(path)
             except OSError:
                 continue
-            entries[os.path.relpath(path, root)] = (st.st_size, st.st_mtime_ns, st.st_mode, st.st_ino)
+            entries[os.path.relpath(path, root)] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode,
+                                                    st.st_ino, st.st_nlink)
     return entries
 
 
 def changed_paths(before: Snapshot, after: Snapshot) -> list[str]:
     """Paths added, removed or altered between two snapshots, sorted."""
     keys = set(before) | set(after)
-    return sorted(k for k in keys if before.get(k) != after.get(k))
+    changed = sorted(k for k in keys if before.get(k) != after.get(k))
+    # The folder itself changes with any entry added or removed: name it only when nothing else did.
+    return [k for k in changed if k != "."] or ["(the data folder itself)" for k in changed]

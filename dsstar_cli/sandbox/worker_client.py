@@ -1,0 +1,153 @@
+"""The executor's side of the warm worker: start it inside the chosen tier, send it one script at
+a time with the pipes for its output, enforce the deadline, and restart it if it ever dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dsstar_cli
+from dsstar_cli.errors import SetupError
+from dsstar_cli.sandbox import tiers
+from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environment
+
+WORKER = Path(__file__).with_name("worker.py")
+NOBODY = 65534
+PRELOAD = ["numpy", "pandas"]
+START_TIMEOUT_S = 60.0
+KILL_GRACE_S = 10.0
+
+
+def bubblewrap_argv(workdir: Path, data_dir: Path) -> list[str]:
+    """Read-only system paths and interpreter, read-only data, a writable run folder, nothing else."""
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for path in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            argv += ["--ro-bind", path, path]
+    code = {sys.base_prefix, sys.prefix, str(Path(dsstar_cli.__file__).resolve().parent.parent)}
+    for path in sorted(code):
+        argv += ["--ro-bind", path, path]
+    argv += ["--ro-bind", str(data_dir), str(data_dir), "--bind", str(workdir), str(workdir),
+             "--chdir", str(workdir)]
+    return argv
+
+
+class WarmWorker:
+    def __init__(self, tier: str, workdir: Path, data_dir: Path, log: Path):
+        self.tier, self.workdir, self.data_dir, self.log = tier, workdir, data_dir, log
+        self.proc: subprocess.Popen | None = None
+        self.sock: socket.socket | None = None
+        self._start()
+
+    def _start(self) -> None:
+        ours, theirs = socket.socketpair()
+        config = {"fd": theirs.fileno(), "preload": PRELOAD}
+        if self.tier == "medium":
+            config.update(network="isolate", landlock=tiers.probe().landlock_abi,
+                          writable=[str(self.workdir), os.devnull])
+        argv = [sys.executable, "-I", str(WORKER), json.dumps(config)]
+        if self.tier == "strong":
+            argv = bubblewrap_argv(self.workdir, self.data_dir) + argv
+        env = {**clean_environment(self.workdir), "TMPDIR": str(self.workdir)}
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=log, cwd=self.workdir, start_new_session=True)
+        theirs.close()
+        self.sock, self._ready = ours, False
+
+    def _await_ready(self) -> None:
+        if self._ready:
+            return
+        self.sock.settimeout(START_TIMEOUT_S)
+        try:
+            reply = self._read()
+        except (OSError, ValueError) as exc:
+            tail = self.log.read_text(errors="replace")[-600:] if self.log.exists() else ""
+            raise SetupError(f"the {self.tier} sandbox could not start: {exc}; {tail.strip()}") from exc
+        if not reply.get("ready"):
+            raise SetupError(f"the {self.tier} sandbox could not start: {reply}")
+        self._ready = True
+
+    def _read(self) -> dict:
+        line = b""
+        while not line.endswith(b"\n"):
+            chunk = self.sock.recv(1)
+            if not chunk:
+                raise ConnectionError("the sandbox worker exited")
+            line += chunk
+        return json.loads(line)
+
+    def execute(self, script: Path, limits: dict, uid: int | None, timeout_s: float, max_output: int) -> Execution:
+        if self.proc is None or self.proc.poll() is not None:  # Killed by a runaway script: start again.
+            self._start()
+        self._await_ready()
+        started = time.monotonic()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        request = {"script": str(script), "workdir": str(self.workdir), "limits": limits, "uid": uid}
+        readers = [CappedReader(os.fdopen(out_r, "rb"), max_output), CappedReader(os.fdopen(err_r, "rb"), max_output)]
+        try:
+            socket.send_fds(self.sock, [json.dumps(request).encode() + b"\n"], [out_w, err_w])
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        for reader in readers:
+            reader.start()
+        status, timed_out = self._wait(started + timeout_s)
+        for reader in readers:
+            reader.join(timeout=2)
+        exit_code = None if timed_out or status is None else os.waitstatus_to_exitcode(status)
+        return Execution(ok=exit_code == 0 and not timed_out, exit_code=exit_code, stdout=readers[0].text(),
+                         stderr=readers[1].text(), seconds=time.monotonic() - started, timed_out=timed_out)
+
+    def _wait(self, deadline: float) -> tuple[int | None, bool]:
+        """(wait status, timed out). Past the deadline the worker kills the script's processes."""
+        timed_out = False
+        while True:
+            remaining = deadline - time.monotonic()
+            self.sock.settimeout(max(remaining, 0.001) if not timed_out else KILL_GRACE_S)
+            try:
+                reply = self._read()
+            except socket.timeout:
+                if timed_out:  # The worker itself is stuck: end it; the next script gets a new one.
+                    self._kill()
+                    return None, True
+                timed_out = True
+                self.sock.sendall(b'{"kill": true}\n')
+                continue
+            except (OSError, ValueError):
+                self._kill()
+                return None, timed_out
+            if "status" in reply:
+                return reply["status"], timed_out
+
+    def _kill(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        if self.sock:
+            self.sock.close()
+        self.proc = None
+
+    def close(self) -> None:
+        if self.sock:
+            self.sock.close()
+            self.sock = None
+        if self.proc:
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self._kill()
+            self.proc = None
