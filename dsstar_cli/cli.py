@@ -442,4 +442,7 @@ def config_init(
 
 
 def main() -> None:
+    from dsstar_cli.secrets import protect_process
+
+    protect_process()
     app()

@@ -20,6 +20,14 @@ from dsstar_cli.secrets import redact, secret_values
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 
 
+def pd_path() -> str | None:
+    """Where site-packages is (pandas' home), without importing pandas."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pandas")
+    return spec.origin if spec and spec.origin else None
+
+
 def _reachable_by_others(path: Path) -> bool:
     return all(os.stat(p).st_mode & 0o001 for p in [path.parent, *path.parent.parents])
 
@@ -72,8 +80,10 @@ class Executor:
         data; bubblewrap already drops every capability, so the strong tier keeps the uid."""
         if os.name != "posix" or os.geteuid() != 0 or self.tier == "strong":
             return None
-        if not (_reachable_by_others(self.workdir) and _readable_by_others(self.data_dir)):
-            return None
+        interpreter = [Path(os.__file__), Path(sys.executable).resolve(), Path(pd_path()) if pd_path() else None]
+        if not (_reachable_by_others(self.workdir) and _readable_by_others(self.data_dir)
+                and all(p is None or _reachable_by_others(p) for p in interpreter)):
+            return None  # `nobody` could not run Python or read the data here: keep the uid (reported).
         os.chown(self.workdir, NOBODY, NOBODY)
         return NOBODY
 

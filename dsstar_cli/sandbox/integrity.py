@@ -14,7 +14,10 @@ Snapshot = dict[str, tuple[int, ...]]
 
 def snapshot_folder(root: Path) -> Snapshot:
     """(size, mtime, ctime, mode, inode, links) of `root` and every entry below it, hidden ones included."""
-    st = os.lstat(root)
+    try:
+        st = os.lstat(root)
+    except FileNotFoundError:
+        return {".": (-1,)}  # The whole folder is gone: every entry compares as removed.
     entries: Snapshot = {".": (st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_ino)}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         for name in dirnames + filenames:
