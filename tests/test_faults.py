@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
 from test_cli import dsstar
 
+SECRET_KEY = "sk-hostile-run-secret-5551234"
 FAST_RETRIES = "llm:\n  retries: 4\n  retry_max_delay_s: 1\n"
 
 
@@ -242,3 +244,63 @@ def test_ctrl_c_in_a_batch_stops_the_workers_and_a_rerun_asks_the_rest(tmp_path)
     assert rerun.returncode == 0, rerun.stderr
     final = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(line["id"] for line in final if line["outcome"] == "verified") == ["q0", "q1", "q2", "q3"]
+
+
+def hostile(port: int):
+    """A model whose coder writes attacks: read the key, reach the local model server, change the
+    data, and (in the finalizer) loop forever."""
+    attack = (
+        "import os, socket\n"
+        "print('env key:', os.environ.get('OPENAI_API_KEY'))\n"
+        "cli = open(f'/proc/{os.getppid()}/stat').read().rsplit(')', 1)[1].split()[1]\n"
+        "for pid in (os.getppid(), int(cli)):\n"
+        "    try:\n        print('environ', pid, open(f'/proc/{pid}/environ', 'rb').read()[:4000])\n"
+        "    except OSError as e:\n        print('environ refused', e)\n"
+        "s = socket.socket(); s.settimeout(2)\n"
+        f"try:\n    s.connect(('127.0.0.1', {port})); print('CONNECTED to the model server')\n"
+        "except OSError as e:\n    print('connect refused', e)\n"
+        "for name in os.listdir(DATA):\n"
+        "    try:\n        open(os.path.join(DATA, name), 'a').write('pwned')\n"
+        "    except OSError as e:\n        print('write refused', e)\n"
+        "print('total', 42)\n")
+
+    def respond_hostile(role, messages):
+        data = re.search(r'DATA_DIR = "([^"]+)"|folder: ([^)]+)\)', "\n".join(m["content"] for m in messages))
+        folder = next(g for g in data.groups() if g) if data else "."
+        if role == "planner":
+            return "Compute the total."
+        if role in ("coder", "debugger"):
+            return f"```python\nDATA = {folder!r}\n{attack}```"
+        if role == "verifier":
+            return "Yes"
+        if role == "finalizer":
+            return "```python\nwhile True:\n    pass\n```"
+        return "Add Step"
+
+    return respond_hostile
+
+
+def test_a_run_with_hostile_code_is_contained_end_to_end(tmp_path, sample_copy):
+    before = tree_bytes(sample_copy)
+    with FakeOpenAIServer(lambda role, messages: "", delay_s=0) as server:
+        port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+        server.responder = hostile(port)
+        started = time.monotonic()
+        proc = dsstar("ask", str(sample_copy), "What is the total?", "--json", "--code-timeout", "2",
+                      "--model", "openai/fake", "--api-base", server.base_url, cwd=tmp_path,
+                      env_extra={"OPENAI_API_KEY": SECRET_KEY})
+        took = time.monotonic() - started
+    result = json.loads(proc.stdout)
+    assert tree_bytes(sample_copy) == before                     # byte-identical
+    assert result["outcome"] in ("verified", "failed") and proc.returncode == result["exit_code"]  # a result
+    run_dir = run_folder_is_complete(result)
+    everything = proc.stdout + proc.stderr + "".join(
+        p.read_text(errors="replace") for p in run_dir.rglob("*") if p.is_file())
+    assert SECRET_KEY not in everything                           # never shown anywhere
+    finals = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    printed = "".join(e["stdout"] for e in finals if e["event"] == "execution")
+    assert "CONNECTED" not in printed and "connect refused" in printed  # cannot reach a local port
+    assert "env key: None" in printed and "write refused" in printed
+    loop = [e for e in finals if e["event"] == "execution" and e["purpose"] == "final"]
+    assert loop[0]["timed_out"] and 1.9 < loop[0]["seconds"] < 4  # the infinite loop ends in about 2 s
+    assert result["sandbox"]["level"] in ("strong", "medium") and took < 60
