@@ -65,8 +65,10 @@ class LiveDisplay:
 
     def on_run_started(self, d: dict) -> None:
         self.console.rule(Text(d["question"], style="bold"))
+        sandbox = d.get("sandbox", {}).get("level", "?")
         self.console.print(Text(f"data {d['data_dir']}  ·  model {d['models']['default']}  ·  "
-                                f"up to {d['max_rounds']} rounds  ·  run folder {d['run_dir']}", style="dim"))
+                                f"up to {d['max_rounds']} rounds  ·  sandbox {sandbox}  ·  run folder {d['run_dir']}",
+                                style="dim"))
 
     def on_analysis_started(self, d: dict) -> None:
         self.files = d["files"]
@@ -203,7 +205,8 @@ class PlainDisplay:
         d = event.data
         match event.kind:
             case "run_started":
-                return f"question: {d['question']} (data {d['data_dir']}, run folder {d['run_dir']})"
+                sandbox = d.get("sandbox", {}).get("level", "?")
+                return f"question: {d['question']} (data {d['data_dir']}, sandbox {sandbox}, run folder {d['run_dir']})"
             case "analysis_started":
                 return f"analysing {d['files']} file(s)"
             case "file_described":

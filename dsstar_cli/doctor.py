@@ -77,10 +77,25 @@ def run_checks(config: Config) -> list[Check]:
                             f"set {' or '.join(missing)}" if missing else "found in the environment"))
     if config["api_base"]:
         checks.append(check_api_base(config["api_base"]))
-    checks.append(Check("sandbox", True, "basic: separate process, clean environment (no API keys), memory and "
-                                         "time limits, data-folder integrity check"))
+    checks.append(check_sandbox(config))
     checks.append(check_run_dir(config))
     return checks
+
+
+def check_sandbox(config: Config) -> Check:
+    """Which isolation tiers this machine has, and whether sandbox.tier / sandbox.require can be met."""
+    from dsstar_cli.errors import SetupError
+    from dsstar_cli.sandbox import tiers
+
+    found = tiers.probe()
+    listing = "; ".join(f"{t}: {'yes' if found.available.get(t) else 'no'} ({found.details.get(t)})"
+                        for t in tiers.TIERS)
+    try:
+        chosen = tiers.choose(config["sandbox.tier"], config["sandbox.require"])
+    except SetupError as exc:
+        return Check("sandbox", False, f"{exc} [{listing}]")
+    hint = "" if chosen == "strong" else " — install bubblewrap (Debian/Ubuntu: apt install bubblewrap) for strong"
+    return Check("sandbox", True, f"{chosen}{hint} [{listing}]")
 
 
 def credential_status(config: Config) -> dict[str, str]:

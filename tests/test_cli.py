@@ -118,6 +118,8 @@ def test_round_cap_from_flag_exits_3(tmp_path):
      "--workers must be at least 1"),
     (["bench", "q.jsonl", "--model", "openai/x"], 2, "--data DIR"),
     (["resume", "nowhere"], 2, "is not a run folder"),
+    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "weak.yaml", "--api-base",
+      "http://127.0.0.1:9/v1"], 4, "sandbox.require is 'strong'"),
 ])
 def test_bad_input_gets_one_clear_line_and_its_exit_code(tmp_path, args, code, message):
     (tmp_path / "empty").mkdir()
@@ -127,6 +129,7 @@ def test_bad_input_gets_one_clear_line_and_its_exit_code(tmp_path, args, code, m
     (tmp_path / "typo.yaml").write_text("max_round: 3\n")
     (tmp_path / "wrongtype.yaml").write_text("max_rounds: three\n")
     (tmp_path / "bare").mkdir()
+    (tmp_path / "weak.yaml").write_text("sandbox:\n  tier: basic\n  require: strong\n")
     (tmp_path / "badmode.yaml").write_text("analyzer:\n  mode: magic\n")
     (tmp_path / "nested.yaml").write_text("retriever:\n  max_file: 5\n")
     (tmp_path / "norun.yaml").write_text("run_dir: afile.csv/runs\n")  # Under a file: cannot be created.
