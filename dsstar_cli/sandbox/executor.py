@@ -20,26 +20,29 @@ from dsstar_cli.secrets import redact, secret_values
 BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 
 
-def pd_path() -> str | None:
-    """Where site-packages is (pandas' home), without importing pandas."""
+def _pandas_path() -> str | None:
+    """pandas' __init__.py (so, site-packages), found without importing pandas."""
     import importlib.util
 
     spec = importlib.util.find_spec("pandas")
     return spec.origin if spec and spec.origin else None
 
 
-def _reachable_by_others(path: Path) -> bool:
-    return all(os.stat(p).st_mode & 0o001 for p in [path.parent, *path.parent.parents])
+def _others_can_reach(path: Path) -> bool:
+    """Every folder above `path` lets other users through (o+x)."""
+    return all(os.stat(folder).st_mode & 0o001 for folder in path.parents)
 
 
-def _readable_by_others(root: Path) -> bool:
+def _others_can_read(root: Path) -> bool:
+    """Every folder below `root` is o+rx and every file o+r, and `root` itself can be reached."""
     for dirpath, _, filenames in os.walk(root):
-        if not os.stat(dirpath).st_mode & 0o005 == 0o005:
+        if os.stat(dirpath).st_mode & 0o005 != 0o005:
             return False
-        if any(not os.stat(os.path.join(dirpath, n)).st_mode & 0o004 for n in filenames
-               if os.path.isfile(os.path.join(dirpath, n))):
-            return False
-    return _reachable_by_others(root / "x")
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.isfile(path) and not os.stat(path).st_mode & 0o004:
+                return False
+    return _others_can_reach(root)
 
 
 class Executor:
@@ -80,9 +83,10 @@ class Executor:
         data; bubblewrap already drops every capability, so the strong tier keeps the uid."""
         if os.name != "posix" or os.geteuid() != 0 or self.tier == "strong":
             return None
-        interpreter = [Path(os.__file__), Path(sys.executable).resolve(), Path(pd_path()) if pd_path() else None]
-        if not (_reachable_by_others(self.workdir) and _readable_by_others(self.data_dir)
-                and all(p is None or _reachable_by_others(p) for p in interpreter)):
+        pandas = _pandas_path()
+        interpreter = [Path(os.__file__), Path(sys.executable).resolve()] + ([Path(pandas)] if pandas else [])
+        if not (_others_can_reach(self.workdir) and _others_can_read(self.data_dir)
+                and all(_others_can_reach(path) for path in interpreter)):
             return None  # `nobody` could not run Python or read the data here: keep the uid (reported).
         os.chown(self.workdir, NOBODY, NOBODY)
         return NOBODY
