@@ -13,7 +13,6 @@ import re
 import subprocess
 import tempfile
 from collections import defaultdict
-from pathlib import Path
 
 from _common import DSSTAR, SHARED, clean_env, show
 from fake_openai import FakeOpenAIServer, role_of

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLE_DATA, tree_bytes
+from conftest import SAMPLE_DATA, tree_bytes
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
 

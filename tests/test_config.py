@@ -1,7 +1,5 @@
-from pathlib import Path
 
 import pytest
-import yaml
 
 from conftest import ROOT
 from dsstar_cli.config import ConfigError, load_config

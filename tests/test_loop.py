@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from conftest import tree_bytes
 from dsstar_cli.events import Recorder

@@ -6,9 +6,7 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsstar_cli.sandbox import tiers

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 import shutil
 import subprocess
 import sys

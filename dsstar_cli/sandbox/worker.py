@@ -69,8 +69,9 @@ def landlock(writable, abi):
             _syscall(445, ruleset, 1, ctypes.byref(rule), 0)
         finally:
             os.close(fd)
-    _syscall(157, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # prctl
-    _syscall(446, ruleset, 0)
+    if LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # Landlock requires it (or CAP_SYS_ADMIN).
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    _syscall(446, ruleset, 0)  # landlock_restrict_self: the same number on every architecture
     os.close(ruleset)
 
 
