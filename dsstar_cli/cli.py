@@ -135,12 +135,7 @@ def ask(
         _close(display)
         _fail(exc, as_json, debug)
     except (KeyboardInterrupt, Terminated) as exc:  # Before the run started: nothing to keep.
-        _close(display)
-        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
-        sys.stderr.write("dsstar: interrupted\n")
-        if as_json:
-            sys.stdout.write(error_json("interrupted", "interrupted before the run started", code) + "\n")
-        raise typer.Exit(code)
+        _interrupted_before_start(exc, display, as_json, "interrupted before the run started")
     _close(display)
     _print_result(result, console, as_json, jsonl, quiet or no_progress)
     raise typer.Exit(result.exit_code())
@@ -170,14 +165,20 @@ def resume(
         _close(display)
         _fail(exc, as_json, debug)
     except (KeyboardInterrupt, Terminated) as exc:
-        _close(display)
-        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
-        if as_json:
-            sys.stdout.write(error_json("interrupted", "interrupted before the run resumed", code) + "\n")
-        raise typer.Exit(code)
+        _interrupted_before_start(exc, display, as_json, "interrupted before the run resumed")
     _close(display)
     _print_result(result, console, as_json, False, quiet or no_progress)
     raise typer.Exit(result.exit_code())
+
+
+def _interrupted_before_start(exc: BaseException, display, as_json: bool, message: str) -> None:
+    """Ctrl-C or SIGTERM before a run folder holds anything: say so and exit 130 or 143."""
+    _close(display)
+    code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
+    sys.stderr.write("dsstar: interrupted\n")
+    if as_json:
+        sys.stdout.write(error_json("interrupted", message, code) + "\n")
+    raise typer.Exit(code)
 
 
 def _print_result(result, console: Console, as_json: bool, jsonl: bool, silent: bool) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from dsstar_cli.analyzer.frame import describe_frame
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError, read_text_head
 
 ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")  # latin-1 decodes any bytes, so it ends the chain.
 SNIFF_BYTES = 64 * 1024
@@ -125,13 +125,7 @@ def spread_rows(path: Path, encoding: str, options: dict, columns: list[str], si
 
 
 def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
-    size = path.stat().st_size
-    if size == 0:
-        raise ProfileError("the file is empty")
-    with path.open("rb") as handle:
-        head = handle.read(SNIFF_BYTES)
-    if b"\x00" in head:
-        raise ProfileError("the file holds binary data (NUL bytes), not delimited text")
+    head, size = read_text_head(path, SNIFF_BYTES, "delimited text", scan=SNIFF_BYTES)
     encoding = detect_encoding(head)
     delimiter = sniff_delimiter(head.decode(encoding, errors="replace"), path.suffix.lower())
     layout = detect_layout(path, encoding, delimiter, size)

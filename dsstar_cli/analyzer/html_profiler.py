@@ -6,7 +6,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 from pathlib import Path
 
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, read_text_head
 
 MAX_BYTES = 20 * 1024 * 1024
 MAX_HEADINGS = 30
@@ -74,13 +74,7 @@ class _Outline(HTMLParser):
 
 
 def profile_html(path: Path, limits: AnalyzerLimits) -> str:
-    size = path.stat().st_size
-    if size == 0:
-        raise ProfileError("the file is empty")
-    with path.open("rb") as handle:
-        raw = handle.read(MAX_BYTES)
-    if b"\x00" in raw[:8192]:
-        raise ProfileError("the file holds binary data (NUL bytes), not HTML")
+    raw, size = read_text_head(path, MAX_BYTES, "HTML")
     outline = _Outline()
     outline.feed(raw.decode("utf-8", errors="replace"))
     outline.close()

@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 
 class ProfileError(Exception):
     """The file cannot be read as its format; the message says what is wrong with it."""
+
+
+def read_text_head(path: Path, limit: int, kind: str, scan: int = 8192) -> tuple[bytes, int]:
+    """(the first `limit` bytes, the file size) of a file that should hold text; a ProfileError
+    when it is empty or holds binary data (NUL bytes in its first `scan` bytes)."""
+    size = path.stat().st_size
+    if size == 0:
+        raise ProfileError("the file is empty")
+    with path.open("rb") as handle:
+        head = handle.read(limit)
+    if b"\x00" in head[:scan]:
+        raise ProfileError(f"the file holds binary data (NUL bytes), not {kind}")
+    return head, size
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, read_text_head
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+)$")
 FIRST_LINES = 30
@@ -13,13 +13,7 @@ MAX_HEADINGS = 40
 
 
 def profile_text(path: Path, limits: AnalyzerLimits) -> str:
-    size = path.stat().st_size
-    if size == 0:
-        raise ProfileError("the file is empty")
-    with path.open("rb") as handle:
-        raw = handle.read(limits.max_text_bytes)
-    if b"\x00" in raw[:8192]:
-        raise ProfileError("the file holds binary data (NUL bytes), not text")
+    raw, size = read_text_head(path, limits.max_text_bytes, "text")
     text = raw.decode("utf-8", errors="replace")
     lines = text.splitlines()
     complete = len(raw) == size

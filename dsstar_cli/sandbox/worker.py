@@ -23,6 +23,7 @@ import select
 import signal
 import socket
 import sys
+import time
 import traceback
 
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
@@ -35,6 +36,7 @@ FS_ALL_ABI1 = (1 << 13) - 1
 FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 NET_TCP = 1 | 2                          # bind, connect
 SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1, 2
+QUIET_SCANS = 3  # Empty scans in a row that end a sweep.
 
 
 class RulesetAttr(ctypes.Structure):
@@ -129,9 +131,11 @@ def run_child(request, fds):
 
 
 def sweep(pid):
-    """Kill what the script left behind: its process group, and orphans re-parented to us (a fork
-    bomb keeps making more, so repeat until none is left)."""
-    for _ in range(50):
+    """Kill what the script left behind: its process group, and orphans re-parented to us. A fork
+    bomb keeps making more, and an orphan can reach us a moment after the script's exit is
+    reported, so scan until a few scans in a row (a millisecond apart) find nothing."""
+    quiet = 0
+    for _ in range(500):
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -143,8 +147,10 @@ def sweep(pid):
             except ProcessLookupError:
                 pass
         _reap()
-        if not orphans and not _group_alive(pid):
+        quiet = 0 if orphans or _group_alive(pid) else quiet + 1
+        if quiet >= QUIET_SCANS:
             return
+        time.sleep(0.001)
 
 
 def _children():
