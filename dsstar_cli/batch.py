@@ -111,19 +111,24 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
 
     pool = ThreadPoolExecutor(max_workers=workers)
     futures = {pool.submit(answer, q): q for q in questions}
+    reported: set = set()
+
+    def report(future) -> None:
+        reported.add(future)
+        results.append(future.result())
+        on_result(futures[future], results[-1])
+
     try:
         for future in as_completed(futures):  # Runs in this thread only: on_result needs no lock.
-            results.append(future.result())
-            on_result(futures[future], results[-1])
+            report(future)
     except (KeyboardInterrupt, Terminated):
         # Ctrl-C: questions not started are dropped; running ones end as "interrupted" at their next
         # model call, and their results are still reported, so a rerun with --out asks them again.
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
-        for future, question in futures.items():
-            if future.done() and not future.cancelled() and future.result() not in results:
-                results.append(future.result())
-                on_result(question, results[-1])
+        for future in futures:
+            if future not in reported and future.done() and not future.cancelled():
+                report(future)
         raise
     pool.shutdown()
     return results

@@ -181,9 +181,9 @@ def is_priced(model: str) -> bool:
 
 def _price(litellm, model: str, response) -> float | None:
     """Dollars from litellm's offline price map; None for an unpriced model, never a guess."""
+    if not is_priced(model):
+        return None
     try:
-        if not litellm.get_model_info(model).get("input_cost_per_token"):
-            return None
         return float(litellm.completion_cost(completion_response=response))
     except Exception:
         return None

@@ -33,30 +33,19 @@ def choose_run_root(configured: Path, data_dir: Path, fallback: Path) -> Path:
 
 
 class RunFolder:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, resume: bool = False):
+        """A new run folder, or (`resume`) an existing one whose calls and events are appended to."""
         self.path = path
         self.work = path / "work"
         self._secrets = secret_values()
-        self._calls = 0
+        self._calls = len(list((path / "calls").glob("*.json"))) if resume else 0
         try:
-            (path / "calls").mkdir(parents=True, exist_ok=False)
-            self.work.mkdir()
+            (path / "calls").mkdir(parents=True, exist_ok=resume)
+            self.work.mkdir(exist_ok=resume)
             self._journal = (path / "events.jsonl").open("a", encoding="utf-8")
         except OSError as exc:
-            raise RunFolderError(f"cannot create the run folder {path}: {exc.strerror or exc}") from exc
-
-    @classmethod
-    def reopen(cls, path: Path) -> "RunFolder":
-        """An existing run folder, to continue (`dsstar resume`): new calls and events are appended."""
-        folder = cls.__new__(cls)
-        folder.path, folder.work, folder._secrets = path, path / "work", secret_values()
-        folder._calls = len(list((path / "calls").glob("*.json")))
-        try:
-            folder.work.mkdir(parents=True, exist_ok=True)
-            folder._journal = (path / "events.jsonl").open("a", encoding="utf-8")
-        except OSError as exc:
-            raise RunFolderError(f"cannot reopen the run folder {path}: {exc.strerror or exc}") from exc
-        return folder
+            verb = "reopen" if resume else "create"
+            raise RunFolderError(f"cannot {verb} the run folder {path}: {exc.strerror or exc}") from exc
 
     @classmethod
     def create(cls, root: Path) -> "RunFolder":

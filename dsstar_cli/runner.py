@@ -233,7 +233,7 @@ def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult
     for role, usage in state.get("usage", {}).items():  # Cost so far counts against --max-cost.
         models.usage[role] = RoleUsage(usage["calls"], usage["input_tokens"], usage["output_tokens"],
                                        usage["cost_usd"])
-    run_folder = RunFolder.reopen(run_dir)
+    run_folder = RunFolder(run_dir, resume=True)
     emit = fanout(run_folder, emit)
     files = [FileDescription(**f) for f in state["files"]]
     try:

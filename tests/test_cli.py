@@ -18,12 +18,18 @@ from sample_agent import QUESTION, respond
 SECRET = "sk-test-do-not-leak-0123456789"
 
 
-def dsstar(*args: str, cwd: Path, env_extra: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def cli_env(cwd: Path, **extra: str) -> dict[str, str]:
+    """The environment a test's dsstar process gets: no API keys or DSSTAR_MODEL from the caller,
+    config and cache folders of its own under `cwd`."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "DSSTAR_MODEL"}
     env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "XDG_CACHE_HOME": str(cwd / "xdg-cache"), "NO_COLOR": "1"},
-               **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "dsstar_cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+               **extra)
+    return env
+
+
+def dsstar(*args: str, cwd: Path, env_extra: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dsstar_cli", *args], cwd=cwd, env=cli_env(cwd, **(env_extra or {})),
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import pytest
 from conftest import SAMPLE_DATA, tree_bytes
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
-from test_cli import dsstar
+from test_cli import cli_env, dsstar
 
 SECRET_KEY = "sk-hostile-run-secret-5551234"
 FAST_RETRIES = "llm:\n  retries: 4\n  retry_max_delay_s: 1\n"
@@ -118,8 +118,7 @@ def test_cost_budget_needs_a_priced_model(tmp_path):
 
 
 def start_ask(server, tmp_path: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    env = cli_env(tmp_path)
     return subprocess.Popen([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--jsonl",
                              "--model", "openai/fake", "--api-base", server.base_url], cwd=tmp_path, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -159,8 +158,7 @@ def test_sigkill_mid_run_then_resume_finishes_it(tmp_path):
 
 def test_ctrl_c_exits_130_naming_the_run_folder_and_resume_finishes_it(tmp_path):
     with FakeOpenAIServer(respond, delay_s=0.3) as server:
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env.update({"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+        env = cli_env(tmp_path)
         proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--json",
                                  "--model", "openai/fake", "--api-base", server.base_url], cwd=tmp_path, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -195,8 +193,7 @@ def test_a_full_disk_while_writing_the_run_folder_is_one_clear_error(tmp_path):
     def limit_file_size():
         resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
 
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    env = cli_env(tmp_path)
     with FakeOpenAIServer(respond) as server:
         proc = subprocess.run([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--json",
                                "--no-cache", "--model", "openai/fake", "--api-base", server.base_url], cwd=tmp_path,
@@ -223,8 +220,7 @@ def test_ctrl_c_in_a_batch_stops_the_workers_and_a_rerun_asks_the_rest(tmp_path)
     questions = tmp_path / "q.jsonl"
     questions.write_text("".join(json.dumps({"id": f"q{i}", "question": QUESTION}) + "\n" for i in range(4)))
     out = tmp_path / "answers.jsonl"
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.update({"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "XDG_CACHE_HOME": str(tmp_path / "cache")})
+    env = cli_env(tmp_path)
     argv = [sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), "--questions", str(questions), "--workers",
             "2", "--out", str(out)]
     with FakeOpenAIServer(respond, delay_s=0.3) as server:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import pytest
 from conftest import ROOT, SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
-from test_cli import dsstar
+from test_cli import cli_env, dsstar
 
 SECRET = "sk-scripting-secret-987654321"
 
@@ -87,8 +86,7 @@ def test_exit_code_4_when_the_server_rejects_the_key(tmp_path):
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_mid_run_exits_with_its_code_and_keeps_the_run(tmp_path, sig, code):
     with FakeOpenAIServer(respond, delay_s=1.0) as slow:
-        env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-        env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+        env = cli_env(tmp_path)
         proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--json",
                                  "--model", "openai/fake", "--api-base", slow.base_url], cwd=tmp_path, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -87,15 +87,17 @@ def sniff_delimiter(text: str, suffix: str) -> str:
         return ","
 
 
-def count_lines(path: Path, size: int) -> tuple[int, bool]:
-    """(lines, exact). Counts every newline up to a size; above it, estimates from the head and
-    blocks spread through the file (mean line length), never reading the file whole."""
+def count_lines(path: Path, size: int) -> tuple[int, bool, list[bytes]]:
+    """(lines, exact, spread blocks). Counts every newline up to a size; above it, estimates from
+    the head and blocks spread through the file (mean line length), never reading the file whole.
+    The spread blocks are returned so the profile can sample rows from them without reading again."""
     with path.open("rb") as handle:
         if size <= EXACT_COUNT_UP_TO:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")), True
-        sampled = [handle.read(HEAD_BYTES)] + _spread_blocks(handle, size)
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")), True, []
+        head, blocks = handle.read(HEAD_BYTES), _spread_blocks(handle, size)
+    sampled = [head, *blocks]
     newlines = sum(block.count(b"\n") for block in sampled)
-    return int(newlines * size / max(sum(len(b) for b in sampled), 1)), False
+    return int(newlines * size / max(sum(len(b) for b in sampled), 1)), False, blocks
 
 
 def _spread_blocks(handle, size: int) -> list[bytes]:
@@ -106,11 +108,9 @@ def _spread_blocks(handle, size: int) -> list[bytes]:
     return blocks
 
 
-def spread_rows(path: Path, encoding: str, options: dict, columns: list[str], size: int) -> pd.DataFrame | None:
+def spread_rows(blocks: list[bytes], encoding: str, options: dict, columns: list[str]) -> pd.DataFrame | None:
     """Rows from blocks spread through a large file (whole lines only), parsed like the head.
     None when they do not parse (e.g. quoted fields spanning lines): the head sample stands alone."""
-    with path.open("rb") as handle:
-        blocks = _spread_blocks(handle, size)
     lines = []
     for block in blocks:
         text = block.decode(encoding, errors="replace")
@@ -129,7 +129,7 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     encoding = detect_encoding(head)
     delimiter = sniff_delimiter(head.decode(encoding, errors="replace"), path.suffix.lower())
     layout = detect_layout(path, encoding, delimiter, size)
-    lines, exact = count_lines(path, size)
+    lines, exact, blocks = count_lines(path, size)
     options = {"sep": delimiter, "skiprows": layout.header_row or None}
     if layout.footer_rows:
         options.update(skipfooter=layout.footer_rows, engine="python")
@@ -148,7 +148,7 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
                  "through the file; not counted)")
     sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < rows else ""
     if len(frame) < rows and whole and not exact:
-        extra = spread_rows(path, encoding, options, [str(c) for c in frame.columns], size)
+        extra = spread_rows(blocks, encoding, options, [str(c) for c in frame.columns])
         if extra is not None and len(extra.columns) == len(frame.columns):
             frame = pd.concat([frame, extra.astype(frame.dtypes.to_dict(), errors="ignore")], ignore_index=True)
             sampled = (f" (profiled from the first {len(frame) - len(extra):,} rows and {len(extra):,} rows "
