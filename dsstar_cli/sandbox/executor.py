@@ -1,21 +1,17 @@
-"""Run one generated script in its own process: clean environment, limits, deadline, capped output."""
+"""Run one generated script in the sandbox: its tier, limits, deadline, capped output, and the checks after."""
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from dsstar_cli.sandbox import tiers
-from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environment
+from dsstar_cli.sandbox import tiers, workfolder
+from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
 from dsstar_cli.sandbox.worker_client import NOBODY, WarmWorker
 from dsstar_cli.secrets import redact, secret_values
-
-BOOTSTRAP = Path(__file__).with_name("bootstrap.py")
 
 
 def _pandas_path() -> str | None:
@@ -46,28 +42,38 @@ def _others_can_read(root: Path) -> bool:
 class Executor:
     """Runs scripts in `workdir` (never the data folder) and checks the data folder is untouched.
 
-    On Linux a warm worker (worker.py) forks each script from a process that already imported
-    pandas, inside the chosen isolation tier (tiers.py); elsewhere, or with `warm=False`, each
-    script is a fresh `python -I bootstrap.py` process (basic tier)."""
+    Every script runs through a sandbox worker (worker.py) inside the chosen isolation tier
+    (tiers.py): warm, one worker per run forks each script from a process that already imported
+    pandas; cold (`warm=False`), a fresh worker serves each script. Both paths enforce the same
+    tier. The script's source is kept in `scripts_dir`, out of the script's reach; the only place
+    it can write is `workdir`, and nothing here opens a path in `workdir` through a link."""
 
     def __init__(self, workdir: Path, data_dir: Path, timeout_s: float, memory_mb: int = 4096,
                  max_output_bytes: int = 1_000_000, tier: str = "auto", require: str = "basic",
-                 warm: bool = True, max_workdir_mb: int = 2048):
-        self.workdir = workdir
-        self.data_dir = data_dir
+                 warm: bool = True, max_workdir_mb: int = 2048, scripts_dir: Path | None = None,
+                 follow_links: bool = False):
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir = workdir.resolve()
+        self.data_dir = data_dir.resolve()
+        self.scripts_dir = (scripts_dir or workdir.parent / "scripts").resolve()
+        self.scripts_dir.mkdir(parents=True, exist_ok=True)
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.max_output_bytes = max_output_bytes
         self.max_workdir_mb = max_workdir_mb
         self._secrets = secret_values()
-        workdir.mkdir(parents=True, exist_ok=True)
         linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
         self.tier = tiers.choose(tier, require) if linux else tiers.choose("basic", require)
-        self.warm = warm and linux
+        self.warm = warm
+        self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])
         self.uid = self._unprivileged_uid()
+        self._log = self.workdir.parent / "sandbox.log"
         self._worker: WarmWorker | None = None
         if self.warm:  # Starts now: it imports pandas while the model writes the first script.
-            self._worker = WarmWorker(self.tier, workdir, data_dir, workdir.parent / "sandbox.log")
+            self._worker = self._new_worker(once=False)
+
+    def _new_worker(self, once: bool) -> WarmWorker:
+        return WarmWorker(self.tier, self.workdir, self.readable, self._log, self.uid, once=once)
 
     def describe(self) -> dict:
         """What the result and the run folder report as `sandbox`."""
@@ -78,8 +84,11 @@ class Executor:
 
     def _unprivileged_uid(self) -> int | None:
         """As root, scripts run as `nobody` when that user can reach the run folder and read the
-        data; bubblewrap already drops every capability, so the strong tier keeps the uid."""
-        if os.name != "posix" or os.geteuid() != 0 or self.tier == "strong":
+        data (and its fork bombs meet RLIMIT_NPROC, which root ignores). Under bubblewrap the
+        uid is bubblewrap's to map, so that backend keeps it."""
+        if os.name != "posix" or os.geteuid() != 0:
+            return None
+        if self.tier == "strong" and tiers.probe().strong_backend == "bubblewrap":
             return None
         pandas = _pandas_path()
         interpreter = [Path(os.__file__), Path(sys.executable).resolve()] + ([Path(pandas)] if pandas else [])
@@ -96,19 +105,28 @@ class Executor:
 
     def run(self, code: str, name: str, timeout_s: float | None = None) -> Execution:
         """Run `code` as script `name`; `timeout_s` may only shorten the executor's own limit."""
-        script = self.workdir / f"{name}.py"
         # A key the model echoed into its code is masked: it never runs, and never lands on disk.
-        script.write_text(redact(code, self._secrets), encoding="utf-8")
+        code = redact(code, self._secrets)
+        script = write_private(self.scripts_dir, f"{name}.py", code)
         before = snapshot_folder(self.data_dir)
+        work_before = workfolder.inventory(self.workdir)
         limit = self.timeout_s if timeout_s is None else min(self.timeout_s, timeout_s)
-        started = time.time()
-        if self._worker is not None:
-            execution = self._worker.execute(script, self._limits(limit), self.uid, limit, self.max_output_bytes)
-        else:
-            execution = self._run_process(script, limit)
+        worker = self._worker or self._new_worker(once=True)
+        try:
+            execution = worker.execute(code, str(script), self._limits(limit), self.uid, limit,
+                                       self.max_output_bytes)
+        finally:
+            if worker is not self._worker:
+                worker.close()
+        execution.stdout = redact(execution.stdout, self._secrets)
+        execution.stderr = redact(execution.stderr, self._secrets)
         execution.data_changed = changed_paths(before, snapshot_folder(self.data_dir))
         execution.ok = execution.ok and not execution.data_changed
-        self._enforce_workdir_cap(execution, started)
+        if workfolder.usage(self.workdir) > self.max_workdir_mb * 1024 * 1024:
+            workfolder.remove_new(self.workdir, work_before)
+            execution.ok = False
+            execution.stderr += (f"\n[dsstar: the script wrote past the run folder's cap of {self.max_workdir_mb} MB; "
+                                 "what it wrote was removed]")
         return execution
 
     def _limits(self, timeout_s: float) -> dict[str, int]:
@@ -117,55 +135,25 @@ class Executor:
                 "RLIMIT_FSIZE": min(self.max_workdir_mb, 1024) * 1024 * 1024, "RLIMIT_NOFILE": 1024,
                 **({"RLIMIT_NPROC": 512} if self.uid is not None else {})}
 
-    def _enforce_workdir_cap(self, execution: Execution, started: float) -> None:
-        """Files a script wrote past the run folder's cap are removed and the step fails."""
-        files = [p for p in self.workdir.rglob("*") if p.is_file()]
-        total = sum(p.stat().st_size for p in files)
-        if total <= self.max_workdir_mb * 1024 * 1024:
-            return
-        for path in files:
-            if path.stat().st_mtime >= started and path.suffix != ".py":
-                path.unlink(missing_ok=True)
-        execution.ok = False
-        execution.stderr += (f"\n[dsstar: the script wrote past the run folder's cap of {self.max_workdir_mb} MB; "
-                             "its new files were removed]")
 
-    def _run_process(self, script: Path, timeout_s: float) -> Execution:
-        started = time.monotonic()
-        proc = subprocess.Popen(
-            [sys.executable, "-I", str(BOOTSTRAP), str(self.memory_mb), str(script)],
-            cwd=self.workdir,
-            env=clean_environment(self.workdir),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # Its own process group, so the deadline kills every child.
-        )
-        readers = [CappedReader(proc.stdout, self.max_output_bytes), CappedReader(proc.stderr, self.max_output_bytes)]
-        for reader in readers:
-            reader.start()
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _kill_group(proc)  # Also sweeps children left behind by a script that exited.
-        for reader in readers:
-            reader.join(timeout=2)  # A daemonised grandchild may hold the pipe; don't wait on it.
-        return Execution(
-            ok=proc.returncode == 0 and not timed_out,
-            exit_code=None if timed_out else proc.returncode,
-            stdout=readers[0].text(),
-            stderr=readers[1].text(),
-            seconds=time.monotonic() - started,
-            timed_out=timed_out,
-        )
+def write_private(folder: Path, name: str, text: str) -> Path:
+    """Write `folder/name` whole, never through a link: a fresh file opened with O_EXCL|O_NOFOLLOW,
+    then renamed over the name (a rename replaces a link, it does not follow it)."""
+    target = folder / name
+    tmp = folder / f".{name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, target)
+    return target
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
+def link_targets(data_dir: Path) -> list[str]:
+    """Where the links in the data folder lead, for `follow_links` (they become readable)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(data_dir):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                found.append(os.path.realpath(path))
+    return sorted(set(found))

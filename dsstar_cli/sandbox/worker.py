@@ -1,80 +1,57 @@
-"""The warm worker: a process started once per run, with a clean environment, that imports pandas
-and numpy once and then forks one child per script, so a script starts in milliseconds instead
-of paying ~300 ms of imports. It never runs generated code itself.
+"""The sandbox worker: started by the executor inside the chosen tier, it forks one child per
+script. Warm, it imports pandas and numpy once, so a script starts in milliseconds instead of
+paying ~300 ms of imports; cold (`once`), it serves a single script and ends. It never runs
+generated code itself.
 
-Run as `python -I worker.py CONFIG_JSON`, CONFIG_JSON naming the fd of its Unix socket. It is self-contained (no
-dsstar imports) so it can run inside bubblewrap, which exposes only system paths.
+Run as `python -I worker.py CONFIG_JSON`. It imports only the standard library and its sibling
+modules (namespaces, landlock, seccomp, privileges), found next to this file, so it also runs
+inside bubblewrap. CONFIG_JSON says:
 
-Per request (JSON + the stdout/stderr pipe ends as SCM_RIGHTS) it forks a child that: starts a
-new session, dies with the worker, takes the pipes as fd 1/2, closes every other descriptor, sets
-rlimits (address space, CPU, file size, open files, no core), changes to the run folder, drops to
-an unprivileged user when told, and runs the script as __main__. The worker answers
-{"pid"} and then {"status"}; {"kill": true} from the executor ends the child early. Afterwards
-every process the script left behind (its group, and daemons re-parented to the worker, which is
-a child subreaper) is killed.
+  fd          its end of the Unix socket to the executor
+  isolation   "namespaces" (strong, built in), "bubblewrap" (strong, already inside bwrap),
+              "landlock" (medium) or "none" (basic)
+  readable, writable   the allowlist of paths (namespaces and Landlock enforce it)
+  landlock    the Landlock ABI to use (0: none); seccomp: install the system-call filter;
+  no_metadata also refuse chmod/chown/utime; network "isolate": a private network namespace
+  uid, keep_uid        who we are outside, and the unprivileged user scripts may be given
+  preload     modules to import once; once: serve one script and end
+
+Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RIGHTS) it forks a
+child that starts a new session, takes the pipes as fd 1/2, closes every other descriptor, sets
+rlimits, changes to the work folder, becomes the unprivileged user when told, drops every
+capability, enters a Landlock domain of its own (so it can neither signal nor trace the worker),
+installs the seccomp filter and runs the code as __main__. The worker answers {"pid"} and then
+{"status"}; {"kill": true} ends the child early. Afterwards every process the script left behind
+is killed: with namespaces the worker is the pid namespace's first process and kills all the
+others; otherwise it is a child subreaper and kills its group and the orphans re-parented to it.
 """
 
+import builtins
 import ctypes
 import json
+import linecache
 import os
 import resource
-import runpy
 import select
 import signal
 import socket
 import sys
 import time
 import traceback
+import types
 
-PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_NO_NEW_PRIVS = 1, 36, 38
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import landlock  # noqa: E402
+import namespaces  # noqa: E402
+import privileges  # noqa: E402
+import seccomp  # noqa: E402
+
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 1, 36, 4
 CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
 LIBC = ctypes.CDLL(None, use_errno=True)
-
-# Landlock (Linux >= 5.13): filesystem access rights, TCP rights (ABI 4) and scopes (ABI 6).
-FS_READ = 1 | 4 | 8                     # execute, read file, read dir
-FS_ALL_ABI1 = (1 << 13) - 1
-FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
-NET_TCP = 1 | 2                          # bind, connect
-SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1, 2
 QUIET_SCANS = 3  # Empty scans in a row that end a sweep.
-
-
-class RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
-                ("scoped", ctypes.c_uint64)]
-
-
-class PathBeneathAttr(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-def _syscall(number, *args):
-    result = LIBC.syscall(number, *args)
-    if result < 0:
-        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-    return result
-
-
-def landlock(writable, abi):
-    """Read-only everywhere, read-write in `writable`; no TCP; no signals out of the sandbox."""
-    fs_all = FS_ALL_ABI1 | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0) | (
-        FS_IOCTL_DEV if abi >= 5 else 0)
-    attr = RulesetAttr(fs_all, NET_TCP if abi >= 4 else 0, (SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL) if abi >= 6 else 0)
-    size = ctypes.sizeof(RulesetAttr) if abi >= 6 else (16 if abi >= 4 else 8)
-    ruleset = _syscall(444, ctypes.byref(attr), size, 0)
-    for path, access in [("/", FS_READ)] + [(p, fs_all) for p in writable]:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        try:
-            allowed = access if os.path.isdir(path) else access & (1 | 2 | 4 | FS_TRUNCATE | FS_IOCTL_DEV)
-            rule = PathBeneathAttr(allowed, fd)
-            _syscall(445, ruleset, 1, ctypes.byref(rule), 0)
-        finally:
-            os.close(fd)
-    if LIBC.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:  # Landlock requires it (or CAP_SYS_ADMIN).
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-    _syscall(446, ruleset, 0)  # landlock_restrict_self: the same number on every architecture
-    os.close(ruleset)
+DEVICES_READ = ["/dev/urandom", "/dev/random"]
+DEVICES_WRITE = ["/dev/null", "/dev/zero", "/dev/full"]
 
 
 def isolate_network():
@@ -88,7 +65,27 @@ def send(sock, message):
     sock.sendall((json.dumps(message) + "\n").encode())
 
 
-def run_child(request, fds):
+def allowlist(config, for_script):
+    """(readable, writable) for a Landlock domain. The worker reads /proc to find orphans; a script
+    may only where /proc is private (its own pid namespace), and writes a private /tmp there."""
+    private = config["isolation"] != "landlock"
+    readable = config["readable"] + DEVICES_READ + (["/proc"] if private or not for_script else [])
+    writable = config["writable"] + DEVICES_WRITE + (["/tmp", "/dev/shm"] if private else [])
+    return readable, writable
+
+
+def confine(config, request):
+    """In the script's process, before its code: who it is and what it may do, for good."""
+    if request.get("uid") is not None:
+        privileges.become(request["uid"])
+    privileges.drop_capabilities()
+    if config.get("landlock"):
+        landlock.restrict(*allowlist(config, for_script=True), config["landlock"])
+    if config.get("seccomp"):
+        seccomp.install(no_metadata=config.get("no_metadata", False))
+
+
+def run_child(config, request, fds):
     """In the forked child: never returns."""
     try:
         os.setsid()
@@ -100,28 +97,11 @@ def run_child(request, fds):
         os.closerange(3, 65536)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
-        limits = request["limits"]
-        for name, value in limits.items():
+        for name, value in request["limits"].items():
             resource.setrlimit(getattr(resource, name), (value, value))
         os.chdir(request["workdir"])
-        if request.get("uid") is not None:
-            os.setgroups([])
-            os.setgid(request["uid"])
-            os.setuid(request["uid"])
-        sys.argv = [request["script"]]
-        code = 0
-        try:
-            runpy.run_path(request["script"], run_name="__main__")
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-            if exc.code is not None and not isinstance(exc.code, int):
-                print(exc.code, file=sys.stderr)
-        except BaseException:  # noqa: B036 - the script's own failure, reported like python would.
-            traceback.print_exc()
-            code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code & 0xFF)
+        confine(config, request)
+        os._exit(run_code(request["code"], request["filename"]) & 0xFF)
     except BaseException:  # noqa: B036
         try:
             traceback.print_exc()
@@ -130,27 +110,57 @@ def run_child(request, fds):
             os._exit(120)
 
 
-def sweep(pid):
-    """Kill what the script left behind: its process group, and orphans re-parented to us. A fork
-    bomb keeps making more, and an orphan can reach us a moment after the script's exit is
-    reported, so scan until a few scans in a row (a millisecond apart) find nothing."""
+def run_code(code, filename):
+    """Run `code` as the __main__ module, as `python FILE` would; the exit code."""
+    # The file itself lies where the script cannot read: tracebacks get its lines from here.
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    module = types.ModuleType("__main__")
+    module.__file__, module.__builtins__ = filename, builtins
+    sys.modules["__main__"], sys.argv = module, [filename]
+    status = 0
+    try:
+        exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - confined by now
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # noqa: B036 - the script's own failure, reported like python would.
+        kind, error, frames = sys.exc_info()
+        traceback.print_exception(kind, error, frames.tb_next)  # From the script's frame on, not ours.
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return status
+
+
+def sweep(pid, init):
+    """Kill what the script left behind. As the pid namespace's init, kill(-1) reaches every other
+    process in it. Otherwise: the script's group, and orphans re-parented to us. A fork bomb keeps
+    making more, and an orphan can reach us a moment after the script's exit is reported, so scan
+    until a few scans in a row (a millisecond apart) find nothing."""
     quiet = 0
     for _ in range(500):
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        orphans = _children()
-        for child in orphans:
-            try:
-                os.kill(child, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        _reap()
-        quiet = 0 if orphans or _group_alive(pid) else quiet + 1
+        if init:
+            _kill(lambda: os.kill(-1, signal.SIGKILL))
+            found = _reap() or _has_children()
+        else:
+            _kill(lambda: os.killpg(pid, signal.SIGKILL))
+            orphans = _children()
+            for child in orphans:
+                _kill(lambda: os.kill(child, signal.SIGKILL))
+            _reap()
+            found = orphans or _group_alive(pid)
+        quiet = 0 if found else quiet + 1
         if quiet >= QUIET_SCANS:
             return
         time.sleep(0.001)
+
+
+def _kill(action):
+    try:
+        action()
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _children():
@@ -167,6 +177,13 @@ def _children():
     return found
 
 
+def _has_children():
+    try:
+        return os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return False
+
+
 def _group_alive(pgid):
     try:
         os.killpg(pgid, 0)
@@ -176,12 +193,14 @@ def _group_alive(pgid):
 
 
 def _reap():
+    reaped = False
     while True:
         try:
             if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                return
+                return reaped
+            reaped = True
         except ChildProcessError:
-            return
+            return reaped
 
 
 def wait_child(sock, pid):
@@ -189,31 +208,32 @@ def wait_child(sock, pid):
     pidfd = os.pidfd_open(pid)
     try:
         while True:
-            ready, _, _ = select.select([pidfd, sock], [], [])
+            ready, _, _ = select.select([pidfd] + ([sock] if sock else []), [], [])
             if sock in ready:
                 message = sock.recv(65536)
                 if not message or b"kill" in message:
-                    try:
-                        os.killpg(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                    _kill(lambda: os.killpg(pid, signal.SIGKILL))
                     if not message:
                         sock = None  # The executor is gone; still reap, then serve() ends.
             if pidfd in ready:
-                return os.waitpid(pid, 0)[1]
-            if sock is None:
                 return os.waitpid(pid, 0)[1]
     finally:
         os.close(pidfd)
 
 
-def serve(sock):
+def serve(config, sock):
+    init = config["isolation"] == "namespaces"
     while True:
-        data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 2)
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 24, 2)
         if not data:
             return  # The executor closed the socket: the run is over.
+        while not data.endswith(b"\n"):  # A long script arrives in several pieces.
+            more = sock.recv(1 << 24)
+            if not more:
+                return
+            data += more
         messages = [json.loads(line) for line in data.splitlines() if line.strip()]
-        requests = [m for m in messages if "script" in m]  # A late "kill" for a finished script is moot.
+        requests = [m for m in messages if "code" in m]  # A late "kill" for a finished script is moot.
         if not requests:
             for fd in fds:
                 os.close(fd)
@@ -223,32 +243,72 @@ def serve(sock):
         pid = os.fork()
         if pid == 0:
             sock.close()
-            run_child(request, fds)
+            run_child(config, request, fds)
         for fd in fds:
             os.close(fd)
         send(sock, {"pid": pid})
         status = wait_child(sock, pid)
-        sweep(pid)
+        sweep(pid, init)
         send(sock, {"status": status})
+        if config.get("once"):
+            return
+
+
+def enter_namespaces(config, sock):
+    """New namespaces; the rest of the worker runs as the first process of the new pid namespace,
+    and this process only waits for it (and dies with the executor, taking it along)."""
+    namespaces.enter(os.getuid(), os.getgid(), config.get("keep_uid"))
+    pid = os.fork()
+    if pid:
+        sock.close()
+        _, status = os.waitpid(pid, 0)
+        os._exit(os.waitstatus_to_exitcode(status) & 0xFF if os.WIFEXITED(status) else 1)
+    LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    namespaces.build_root(config["readable"], config["writable"], config.get("tmp_mb", 256))
+
+
+def probe(config):
+    """`worker.py --probe CONFIG`: build the namespaces and the root, then end (0: they work here)."""
+    namespaces.enter(os.getuid(), os.getgid(), config.get("keep_uid"))
+    pid = os.fork()
+    if pid == 0:
+        try:
+            namespaces.build_root(config["readable"], config["writable"], 1)
+            os._exit(0 if os.listdir("/proc") else 1)
+        except BaseException as exc:  # noqa: B036
+            print(exc, file=sys.stderr)
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    raise SystemExit(os.waitstatus_to_exitcode(status))
 
 
 def main():
+    if sys.argv[1] == "--probe":
+        probe(json.loads(sys.argv[2]))
     config = json.loads(sys.argv[1])
     LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # Never outlive the run.
-    LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)         # Orphans come back to us, to be swept.
     signal.signal(signal.SIGINT, signal.SIG_IGN)             # Ctrl-C is the executor's to handle.
     sock = socket.socket(fileno=config["fd"])
-    for module in config.get("preload", []):
-        try:
-            __import__(module)
-        except Exception:  # A missing optional library only costs its import time later.
-            pass
-    if config.get("network") == "isolate":
-        isolate_network()
-    if config.get("landlock"):
-        landlock(config["writable"], config["landlock"])
+    try:
+        if config["isolation"] == "namespaces":
+            enter_namespaces(config, sock)
+        else:
+            LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # Orphans come back to us, to be swept.
+            if config.get("network") == "isolate":
+                isolate_network()
+        LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # Nothing of ours can be read through /proc/<pid>/mem.
+        for module in config.get("preload", []):
+            try:
+                __import__(module)
+            except Exception:  # A missing optional library only costs its import time later.
+                pass
+        if config.get("landlock"):  # The worker's own domain; each script nests one inside it.
+            landlock.restrict(*allowlist(config, for_script=False), config["landlock"])
+    except OSError as exc:
+        send(sock, {"ready": False, "error": str(exc)})
+        raise SystemExit(3) from exc
     send(sock, {"ready": True})
-    serve(sock)
+    serve(config, sock)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import dsstar_cli
 from dsstar_cli.errors import SetupError
 from dsstar_cli.sandbox import tiers
 from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environment
@@ -22,41 +21,52 @@ NOBODY = 65534
 PRELOAD = ["numpy", "pandas"]
 START_TIMEOUT_S = 60.0
 KILL_GRACE_S = 10.0
+PRIVATE_TMP_MB = 256
 
 
-def bubblewrap_argv(workdir: Path, data_dir: Path) -> list[str]:
-    """Read-only system paths and interpreter, read-only data, a writable run folder, nothing else."""
-    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-            "--unshare-uts", "--unshare-cgroup-try", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    for path in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+def bubblewrap_argv(readable: list[str], workdir: Path) -> list[str]:
+    """Bubblewrap's namespaces around the worker: the allowlist read-only, the work folder writable."""
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--proc", "/proc", "--dev", "/dev",
+            "--tmpfs", "/tmp"]
+    for path in dict.fromkeys(os.path.abspath(p) for p in readable):
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    code = {sys.base_prefix, sys.prefix, str(Path(dsstar_cli.__file__).resolve().parent.parent)}
-    for path in sorted(code):
-        argv += ["--ro-bind", path, path]
-    argv += ["--ro-bind", str(data_dir), str(data_dir), "--bind", str(workdir), str(workdir),
-             "--chdir", str(workdir)]
-    return argv
+    return argv + ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+
+
+def worker_config(tier: str, workdir: Path, readable: list[str], uid: int | None, once: bool) -> dict:
+    """What the worker enforces for `tier` (see worker.py for the keys)."""
+    found = tiers.probe()
+    config = {"preload": [] if once else PRELOAD, "once": once, "readable": readable,
+              "writable": [str(workdir)], "keep_uid": uid, "tmp_mb": PRIVATE_TMP_MB}
+    if tier == "strong":
+        config.update(isolation=found.strong_backend, landlock=found.landlock_abi, seccomp=True)
+    elif tier == "medium":
+        config.update(isolation="landlock", landlock=found.landlock_abi, seccomp=True, no_metadata=True,
+                      network="isolate" if found.network_namespace else None)
+    else:
+        config.update(isolation="none")
+    return config
 
 
 class WarmWorker:
-    def __init__(self, tier: str, workdir: Path, data_dir: Path, log: Path):
-        self.tier, self.workdir, self.data_dir, self.log = tier, workdir, data_dir, log
+    """One worker process in the tier's isolation; `once` makes it a cold one, for a single script."""
+
+    def __init__(self, tier: str, workdir: Path, readable: list[str], log: Path, uid: int | None = None,
+                 once: bool = False):
+        self.tier, self.workdir, self.log = tier, workdir, log
+        self.config = worker_config(tier, workdir, readable, uid, once)
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self._start()
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
-        config = {"fd": theirs.fileno(), "preload": PRELOAD}
-        if self.tier == "medium":
-            config.update(network="isolate", landlock=tiers.probe().landlock_abi,
-                          writable=[str(self.workdir), os.devnull])
-        argv = [sys.executable, "-I", str(WORKER), json.dumps(config)]
-        if self.tier == "strong":
-            argv = bubblewrap_argv(self.workdir, self.data_dir) + argv
+        argv = [sys.executable, "-I", str(WORKER), json.dumps({**self.config, "fd": theirs.fileno()})]
+        if self.config["isolation"] == "bubblewrap":
+            argv = bubblewrap_argv(self.config["readable"], self.workdir) + argv
         env = {**clean_environment(self.workdir), "TMPDIR": str(self.workdir)}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
@@ -86,17 +96,21 @@ class WarmWorker:
             line += chunk
         return json.loads(line)
 
-    def execute(self, script: Path, limits: dict, uid: int | None, timeout_s: float, max_output: int) -> Execution:
+    def execute(self, code: str, filename: str, limits: dict, uid: int | None, timeout_s: float,
+                max_output: int) -> Execution:
+        """Run `code` (shown in tracebacks as `filename`, a file the script itself cannot reach)."""
         if self.proc is None or self.proc.poll() is not None:  # Killed by a runaway script: start again.
             self._start()
         self._await_ready()
         started = time.monotonic()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        request = {"script": str(script), "workdir": str(self.workdir), "limits": limits, "uid": uid}
+        request = {"code": code, "filename": filename, "workdir": str(self.workdir), "limits": limits, "uid": uid}
+        payload = json.dumps(request).encode() + b"\n"
         readers = [CappedReader(os.fdopen(out_r, "rb"), max_output), CappedReader(os.fdopen(err_r, "rb"), max_output)]
         try:
-            socket.send_fds(self.sock, [json.dumps(request).encode() + b"\n"], [out_w, err_w])
+            sent = socket.send_fds(self.sock, [payload], [out_w, err_w])
+            self.sock.sendall(payload[sent:])  # A long script may not fit in one message.
         finally:
             os.close(out_w)
             os.close(err_w)
