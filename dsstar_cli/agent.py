@@ -13,6 +13,7 @@ from dsstar_cli.model import ContextTooLong, Messages, Models
 from dsstar_cli.roles import clip, debugger, format_reminder
 from dsstar_cli.runlog import RunFolder
 from dsstar_cli.sandbox import Execution, Executor
+from dsstar_cli.secrets import redact, redact_tree, secret_values
 
 T = TypeVar("T")
 EVENT_OUTPUT_CHARS = 20_000
@@ -99,8 +100,9 @@ class Agent:
         self.debug_attempts = debug_attempts
         self.round = 0
         # Continue the numbering in a resumed run's folder, so no earlier script is overwritten.
-        self._scripts = len(list(run_folder.work.glob("*.py"))) if run_folder else 0
+        self._scripts = len(list((run_folder.path / "scripts").glob("*.py"))) if run_folder else 0
         self.budget = Budget()
+        self._secrets = secret_values()
 
     def script_timeout(self) -> float | None:
         """Seconds the next script may run when a deadline is near; None: the executor's own limit."""
@@ -116,6 +118,9 @@ class Agent:
         self.emit(Event("call_started", {"round": self.round, "role": role,
                                          "model": self.models.for_role(role).name}))
         started = time.monotonic()
+        # A credential's value never reaches the model, whatever carried it (a file, a script's output),
+        # nor leaves a reply (a model could echo one it was shown elsewhere).
+        messages = redact_tree(messages, self._secrets)
         try:
             reply = self.models.ask(role, messages)
         except ContextTooLong as exc:  # Once: cut the longest part of the prompt and ask again.
@@ -124,6 +129,7 @@ class Agent:
                                                "error": str(exc)[:300]}))
             reply = self.models.ask(role, messages)
         seconds = time.monotonic() - started
+        reply.text = redact(reply.text, self._secrets)
         if self.run_folder:
             self.run_folder.save_call(role, messages, reply, seconds)
         self.emit(Event("call", {"role": role, "model": reply.model, "input_tokens": reply.input_tokens,
@@ -147,8 +153,8 @@ class Agent:
         self.emit(Event("code", {"round": self.round, "purpose": purpose, "code": code, "script": f"{name}.py"}))
         execution = self.executor.run(code, name, timeout_s=self.script_timeout())
         if self.run_folder:
-            self.run_folder.write(f"work/{name}.stdout.txt", execution.stdout)
-            self.run_folder.write(f"work/{name}.stderr.txt", execution.stderr)
+            self.run_folder.write(f"scripts/{name}.stdout.txt", execution.stdout)
+            self.run_folder.write(f"scripts/{name}.stderr.txt", execution.stderr)
         self.emit(Event("execution", {
             "round": self.round, "purpose": purpose, "ok": execution.ok, "exit_code": execution.exit_code,
             "timed_out": execution.timed_out, "seconds": round(execution.seconds, 3),

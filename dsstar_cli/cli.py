@@ -104,6 +104,8 @@ def ask(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
+                                      "lead to outside it (their content goes to the model)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Answer QUESTION from the files in DATA_DIR (or every question in --questions FILE).
@@ -119,7 +121,7 @@ def ask(
         if (question is None) == (questions is None):
             raise UsageError("give either a QUESTION or --questions FILE")
         config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds,
-                              code_timeout_s=code_timeout, **_cache_flag(no_cache),
+                              code_timeout_s=code_timeout, **_cache_flag(no_cache), **_links_flag(follow_links),
                               **{"llm.timeout_s": llm_timeout, "budget.max_cost_usd": max_cost,
                                  "budget.timeout_s": timeout})
         if questions is not None:
@@ -257,6 +259,8 @@ def bench(
     level: Optional[str] = typer.Option(None, "--level", help="Only tasks of this level: easy, medium or hard."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead of a table."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
+                                      "lead to outside it (their content goes to the model)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Answer a benchmark's tasks with the same pipeline as `ask`, score them with the benchmark's own
@@ -268,7 +272,7 @@ def bench(
         if resume and out is None:
             raise UsageError("--resume needs --out: the results file to continue")
         config = _load_config(config_file, model=model, api_base=api_base, max_rounds=max_rounds,
-                              **_cache_flag(no_cache))
+                              **_cache_flag(no_cache), **_links_flag(follow_links))
         selected = bench_tasks.select(bench_tasks.read_tasks(tasks_file), level, limit)
         folder = data_dir or bench_tasks.default_data_dir(tasks_file)
         if folder is None:
@@ -328,6 +332,8 @@ def describe(
     config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
     as_json: bool = typer.Option(False, "--json", help='Print {"files": [...]} as JSON.'),
     no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
+                                      "lead to outside it (their content goes to the model)."),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
 ) -> None:
     """Print the description of every file in DATA_DIR, as the planner sees them (no model call)."""
@@ -335,7 +341,7 @@ def describe(
     from dsstar_cli.runner import analyzer_limits, check_data_folder, description_cache
 
     try:
-        config = _load_config(config_file, **_cache_flag(no_cache))
+        config = _load_config(config_file, **_cache_flag(no_cache), **_links_flag(follow_links))
         folder = check_data_folder(data_dir)
     except DsstarError as exc:
         _fail(exc, as_json, debug)
@@ -344,7 +350,8 @@ def describe(
     mode = "builtin"  # Describing must not need a model; unknown formats get type and size.
     try:
         files = analyze_folder(folder, analyzer_limits(config), progress or (lambda event: None), mode,
-                               cache=description_cache(config), cache_context="describer=None")
+                               cache=description_cache(config, folder), cache_context="describer=None",
+                               follow_links=config["follow_links"])
     finally:
         if progress:
             progress.close()
@@ -376,6 +383,11 @@ class _DescribeProgress:
 
 def _cache_flag(no_cache: bool) -> dict:
     return {"analyzer.cache": False} if no_cache else {}
+
+
+def _links_flag(follow_links: bool) -> dict:
+    """Only when given: without the flag, the config file's `follow_links` stands."""
+    return {"follow_links": True} if follow_links else {}
 
 
 @app.command()

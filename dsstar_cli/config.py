@@ -29,6 +29,7 @@ FLAG_NAMES = {
     "code_timeout_s": "--code-timeout",
     "llm.timeout_s": "--llm-timeout",
     "analyzer.cache": "--no-cache",
+    "follow_links": "--follow-links",
     "budget.max_cost_usd": "--max-cost",
     "budget.timeout_s": "--timeout",
 }
@@ -106,6 +107,11 @@ def packaged_default_text() -> str:
     return resources.files("dsstar_cli").joinpath("default.yaml").read_text(encoding="utf-8")
 
 
+def default_values() -> dict[str, Any]:
+    """Every key with its packaged default, flattened to dotted keys."""
+    return _flatten(yaml.safe_load(packaged_default_text()))
+
+
 def user_config_path() -> Path:
     """The per-user config file, in the platform's app dir (what `typer.get_app_dir` gives)."""
     import typer  # Local import: keeps `config` importable without the CLI layer.
@@ -137,7 +143,8 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
         if key in NULLABLE:
             return None
         raise ConfigError(f"{origin}: `{key}` must not be null")
-    for name, allowed in (("sandbox.tier", ("auto", *SANDBOX_TIERS)), ("sandbox.require", SANDBOX_TIERS)):
+    for name, allowed in (("sandbox.tier", ("auto", *SANDBOX_TIERS)), ("sandbox.require", SANDBOX_TIERS),
+                          ("sandbox.strong_backend", ("auto", "namespaces", "bubblewrap"))):
         if key == name and value not in allowed:
             raise ConfigError(f"{origin}: `{name}` must be one of {', '.join(allowed)}, not {value!r}")
     if key == "analyzer.mode" and value not in ANALYZER_MODES:
@@ -203,7 +210,7 @@ def load_config(
 ) -> Config:
     """Merge defaults < config file < DSSTAR_MODEL < flags; validate every key and value."""
     env = os.environ if env is None else env
-    defaults = _flatten(yaml.safe_load(packaged_default_text()))
+    defaults = default_values()
     values, sources = dict(defaults), {key: "default" for key in defaults}
     path = find_config_file(config_file, cwd or Path.cwd())
     if path is not None:

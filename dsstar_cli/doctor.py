@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 from dsstar_cli.config import ROLES, Config
+from dsstar_cli.runlog import run_root_candidates, unwritable
 
 
 @dataclass
@@ -48,15 +48,18 @@ def check_api_base(api_base: str, timeout_s: float = 3.0) -> Check:
 
 
 def check_run_dir(config: Config) -> Check:
-    root = Path(config["run_dir"])
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=root):
-            pass
-    except OSError as exc:
-        return Check("run_dir", False, f"cannot write run folders under {root}: {exc.strerror or exc}; "
-                                       "set `run_dir` to a writable folder")
-    return Check("run_dir", True, f"run folders go under {root.resolve()}")
+    """Where run folders go. The data folder is not known here: a run also moves them out of it."""
+    configured, *fallbacks = run_root_candidates(Path(config["run_dir"]))
+    why = unwritable(configured)
+    if why is None:
+        return Check("run_dir", True, f"run folders go under {configured.resolve()} "
+                                      "(elsewhere when that is inside the data folder)")
+    usable = next((root for root in fallbacks if unwritable(root) is None), None)
+    if usable is None:
+        return Check("run_dir", False, f"cannot write run folders under {configured}: {why}, nor under "
+                                       f"{' or '.join(map(str, fallbacks))}; set `run_dir` to a writable folder")
+    return Check("run_dir", True, f"cannot write under {configured} ({why}): run folders go under "
+                                  f"{usable.resolve()} instead")
 
 
 def run_checks(config: Config) -> list[Check]:
@@ -94,7 +97,7 @@ def check_sandbox(config: Config) -> Check:
         chosen = tiers.choose(config["sandbox.tier"], config["sandbox.require"])
     except SetupError as exc:
         return Check("sandbox", False, f"{exc} [{listing}]")
-    hint = "" if chosen == "strong" else " — install bubblewrap (Debian/Ubuntu: apt install bubblewrap) for strong"
+    hint = "" if chosen == "strong" else f" — for the strong tier, {tiers.HOW_TO_GET_STRONG}"
     return Check("sandbox", True, f"{chosen}{hint} [{listing}]")
 
 

@@ -2,8 +2,17 @@
 
 Layout:  <run_dir>/<id>/events.jsonl      one event per line, flushed as it happens
                         calls/0001-planner.json   messages sent and reply received
-                        work/              the scripts' working directory: scripts, outputs, artifacts
+                        scripts/           the generated scripts and their captured output
+                                           (NNN-roundRR-purpose.py, .stdout.txt, .stderr.txt):
+                                           dsstar writes here, scripts cannot
+                        work/              the scripts' working folder, the only place they may write;
+                                           what they leave there are the run's artifacts
+                        state.json         the checkpoint `dsstar resume` continues from
                         result.json        the final result (the `--json` object)
+
+A script may leave anything in work/, links included, so dsstar's own writes never follow a link:
+folders are opened one component at a time with O_NOFOLLOW, files are created with O_EXCL under a
+random name and renamed into place, and artifacts are collected without following links.
 """
 
 from __future__ import annotations
@@ -11,25 +20,93 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import secrets as _random
+import stat
+import tempfile
 import time
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from dsstar_cli.errors import SetupError
 from dsstar_cli.events import Event
 from dsstar_cli.model import Messages, Reply
 from dsstar_cli.secrets import redact, secret_values
 
+# Names our own scripts and outputs had in work/ before they moved to scripts/ (old resumed runs).
+OLD_SCRIPT_FILE = re.compile(r"\d{3}-round\d{2}-.*\.(py|stdout\.txt|stderr\.txt)")
+
 
 class RunFolderError(SetupError):
-    """The run folder cannot be created or written (permissions, a full disk)."""
+    """The run folder cannot be created or written (permissions, a full disk, a planted link)."""
 
 
-def choose_run_root(configured: Path, data_dir: Path, fallback: Path) -> Path:
-    """The configured root, unless it lies inside the data folder (which must never change)."""
-    root = configured.resolve()
-    data = data_dir.resolve()
-    return fallback if root == data or data in root.parents else root
+def inside(path: Path, folder: Path) -> bool:
+    """`path` is `folder` or lies below it, once both are resolved (links and `..` followed)."""
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def user_data_dir() -> Path:
+    """$XDG_DATA_HOME/dsstar, else ~/.local/share/dsstar (the user data dir on Linux)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "dsstar"
+
+
+def private_temp_dir() -> Path:
+    """dsstar's per-user folder in the system temp dir (see `claim_private_dir`)."""
+    return Path(tempfile.gettempdir()) / f"dsstar-{os.getuid()}"
+
+
+def run_root_candidates(configured: Path) -> list[Path]:
+    """Where run folders may go, best first: run_dir, the user data dir, then the temp dir."""
+    return [configured.expanduser(), user_data_dir() / "runs", private_temp_dir() / "runs"]
+
+
+def choose_run_root(data_dir: Path, candidates: list[Path]) -> Path:
+    """The first candidate that is outside the data folder (which must never change) and writable.
+
+    Raises RunFolderError, with one line naming every refused place, when there is none.
+    """
+    refused = []
+    for root in candidates:
+        # Checked before anything is created, so not even an empty folder appears in the data folder.
+        why = "inside the data folder" if inside(root, data_dir) else unwritable(root)
+        if why is None:
+            return root.resolve()
+        refused.append(f"{root} ({why})")
+    raise RunFolderError(f"no place for run folders outside the data folder {data_dir}: tried "
+                         f"{'; '.join(refused)}; set run_dir to a writable folder outside it")
+
+
+def unwritable(root: Path) -> str | None:
+    """Why run folders cannot be created under `root`, or None once it exists and takes a file."""
+    try:
+        if root.parent == private_temp_dir():
+            claim_private_dir(root.parent)
+        root.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(dir=root, prefix=".probe-")
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def claim_private_dir(folder: Path) -> None:
+    """Make `folder`, in the shared temp dir, ours alone (mode 0700).
+
+    Anyone can create names in the temp dir: a folder or link planted there by another user would
+    let them read our runs or redirect our writes, so it is refused rather than used.
+    """
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise OSError(errno.EPERM, f"{folder} is a link, not a folder, or not ours")
+    if st.st_mode & 0o077:
+        os.chmod(folder, 0o700)
 
 
 class RunFolder:
@@ -37,12 +114,16 @@ class RunFolder:
         """A new run folder, or (`resume`) an existing one whose calls and events are appended to."""
         self.path = path
         self.work = path / "work"
+        self.scripts = path / "scripts"
         self._secrets = secret_values()
         self._calls = len(list((path / "calls").glob("*.json"))) if resume else 0
         try:
             (path / "calls").mkdir(parents=True, exist_ok=resume)
             self.work.mkdir(exist_ok=resume)
-            self._journal = (path / "events.jsonl").open("a", encoding="utf-8")
+            self.scripts.mkdir(exist_ok=resume)  # A resumed run from before scripts/ existed gets one.
+            journal = os.open(path / "events.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                              | os.O_CLOEXEC, 0o600)
+            self._journal = os.fdopen(journal, "a", encoding="utf-8")
         except OSError as exc:
             verb = "reopen" if resume else "create"
             raise RunFolderError(f"cannot {verb} the run folder {path}: {exc.strerror or exc}") from exc
@@ -64,15 +145,61 @@ class RunFolder:
             raise self._write_error(exc) from exc
 
     def write(self, relative: str, text: str) -> Path:
-        target = self.path / relative
+        """Write `text` (redacted) to `relative`, whole or not at all, never through a link."""
+        target = PurePath(relative)
+        if target.is_absolute() or ".." in target.parts:
+            raise ValueError(f"not a path inside the run folder: {relative}")
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(target.name + ".tmp")
-            tmp.write_text(self._clean(text), encoding="utf-8")
-            os.replace(tmp, target)  # Whole or absent: a crash never leaves half a file behind.
+            folder = self._open_folder(target.parent)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                raise RunFolderError(f"refusing to write {self.path / relative}: a folder on the way is a link "
+                                     "or a file (planted by a script?)") from exc
+            raise self._write_error(exc) from exc
+        try:
+            self._replace_file(folder, target.name, self._clean(text))
         except OSError as exc:
             raise self._write_error(exc) from exc
-        return target
+        finally:
+            os.close(folder)
+        return self.path / relative
+
+    def _open_folder(self, relative: PurePath) -> int:
+        """A descriptor of the folder `relative` (created if missing), opened one component at a time
+        without following a link, so a link planted in place of a folder is refused, not followed."""
+        folder = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            for part in relative.parts:
+                try:
+                    os.mkdir(part, dir_fd=folder)
+                except FileExistsError:
+                    pass
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+                os.close(folder)
+                folder = child
+        except BaseException:
+            os.close(folder)
+            raise
+        return folder
+
+    @staticmethod
+    def _replace_file(folder: int, name: str, text: str) -> None:
+        """Create a new file under a random name (O_EXCL, O_NOFOLLOW: never an existing file or a link),
+        then rename it over `name`: the rename replaces a link there instead of writing through it,
+        and a crash never leaves half a file behind."""
+        tmp = f".{name}.{_random.token_hex(8)}.tmp"
+        handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=folder)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=folder)
+            except OSError:
+                pass
+            raise
 
     def _write_error(self, exc: OSError) -> RunFolderError:
         hint = " (free some disk space, or point run_dir elsewhere)" if exc.errno in (errno.ENOSPC, errno.EFBIG) \
@@ -91,7 +218,23 @@ class RunFolder:
             self._journal.close()
 
     def artifacts(self) -> list[str]:
-        """Files the scripts wrote into the work folder (not our own scripts and outputs)."""
-        ours = (".py", ".stdout.txt", ".stderr.txt")
-        return sorted(str(p.relative_to(self.path)) for p in self.work.rglob("*")
-                      if p.is_file() and not p.name.endswith(ours) and os.access(p, os.R_OK))
+        """Regular files the scripts left in work/, relative to the run folder.
+
+        The walk never follows a link and never lists one: a script could point a link at any file
+        of the user's, and whatever is listed here is shown and may be opened.
+        """
+        found = []
+        for folder, _, names in os.walk(self.work, followlinks=False):
+            for name in names:
+                path = Path(folder, name)
+                if _is_regular(path) and not (Path(folder) == self.work and OLD_SCRIPT_FILE.fullmatch(name)):
+                    found.append(str(path.relative_to(self.path)))
+        return sorted(found)
+
+
+def _is_regular(path: Path) -> bool:
+    """A readable regular file itself, not a link, device, pipe or socket."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode) and os.access(path, os.R_OK, follow_symlinks=False)
+    except OSError:
+        return False

@@ -5,6 +5,7 @@ The command line calls `ask()` with a validated Config and an event sink; nothin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -20,14 +21,15 @@ from dsstar_cli.analyzer.discover import list_data_files
 from dsstar_cli.analyzer.retriever import Selection, litellm_embedder, select_files
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
-from dsstar_cli.config import ROLES, Config, user_config_path
+from dsstar_cli.config import ROLES, Config, default_values
 from dsstar_cli.errors import DataFolderError, SetupError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli.loop import DSStarLoop, Task
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.result import RunResult
-from dsstar_cli.runlog import RunFolder, choose_run_root
+from dsstar_cli.runlog import RunFolder, choose_run_root, inside, run_root_candidates
 from dsstar_cli.sandbox import Executor
+from dsstar_cli.secrets import redact_tree, redacting, secret_values
 
 
 @dataclass
@@ -90,8 +92,8 @@ def build_models(config: Config) -> Models:
 
 
 def open_run_folder(config: Config, data_dir: Path) -> RunFolder:
-    fallback = user_config_path().parent / "runs"
-    return RunFolder.create(choose_run_root(Path(config["run_dir"]), data_dir, fallback))
+    """A new run folder under the first usable place outside the data folder (RunFolderError if none)."""
+    return RunFolder.create(choose_run_root(data_dir, run_root_candidates(Path(config["run_dir"]))))
 
 
 def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None = None,
@@ -107,7 +109,7 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
         check_models(config)
         models = build_models(config)
     run_folder = open_run_folder(config, data_dir)
-    emit = fanout(run_folder, emit)
+    emit = fanout(run_folder, redacting(emit))
     try:
         return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files,
                     stop=request.stop)
@@ -124,15 +126,18 @@ def make_agent(config: Config, models: Models, data_dir: Path, run_folder: RunFo
     executor = Executor(run_folder.work, data_dir, timeout_s=config["code_timeout_s"],
                         memory_mb=config["sandbox.memory_mb"], max_output_bytes=config["sandbox.max_output_bytes"],
                         tier=config["sandbox.tier"], require=config["sandbox.require"],
-                        warm=config["sandbox.warm_worker"], max_workdir_mb=config["sandbox.max_run_folder_mb"])
+                        warm=config["sandbox.warm_worker"], max_workdir_mb=config["sandbox.max_run_folder_mb"],
+                        follow_links=config["follow_links"], strong_backend=config["sandbox.strong_backend"])
     return Agent(models, executor, emit, run_folder, config["debug_attempts"])
 
 
-def description_cache(config: Config) -> DescriptionCache | None:
+def description_cache(config: Config, data_dir: Path) -> DescriptionCache | None:
+    """The description cache, or None when it is off or would be written inside the data folder."""
     if not config["analyzer.cache"]:
         return None
     folder = config["analyzer.cache_dir"]
-    return DescriptionCache(Path(folder).expanduser() if folder else default_cache_dir())
+    cache_dir = Path(folder).expanduser() if folder else default_cache_dir()
+    return None if inside(cache_dir, data_dir) else DescriptionCache(cache_dir)
 
 
 def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink) -> list[FileDescription]:
@@ -141,8 +146,8 @@ def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink) -> list[Fi
     describer = LLMDescriber(agent, limits.max_description_chars)
     mode = config["analyzer.mode"]
     describing_model = config.model_for("analyzer") if mode != "builtin" else None
-    return analyze_folder(data_dir, limits, emit, mode, describer, cache=description_cache(config),
-                          cache_context=f"describer={describing_model}")
+    return analyze_folder(data_dir, limits, emit, mode, describer, cache=description_cache(config, data_dir),
+                          cache_context=f"describer={describing_model}", follow_links=config["follow_links"])
 
 
 def retrieve(files: list[FileDescription], question: str, config: Config, emit: Sink) -> Selection:
@@ -204,10 +209,18 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
         artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
     )
+    result = redacted(result)
     run_folder.write("result.json", result.to_json())
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
                           "rounds": result.rounds, "reason": result.reason}))
     return result
+
+
+def redacted(result: RunResult) -> RunResult:
+    """The result with every credential value masked: it goes to stdout, --json and the run folder."""
+    secrets = secret_values()
+    return dataclasses.replace(result, **{f.name: redact_tree(getattr(result, f.name), secrets)
+                                          for f in dataclasses.fields(result)}) if secrets else result
 
 
 def make_budget(config: Config, started: float, stop: threading.Event | None = None) -> Budget:
@@ -225,7 +238,8 @@ def _selection(resumed: dict, files: list[FileDescription]) -> Selection:
 def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult:
     """Continue a stopped run from its last completed round, with its question, config and files."""
     state = load_state(run_dir)
-    config = Config(state["config"], {key: "the resumed run" for key in state["config"]})
+    # Defaults first: a run checkpointed by an older dsstar lacks the keys added since (follow_links).
+    config = Config({**default_values(), **state["config"]}, {key: "the resumed run" for key in state["config"]})
     data_dir = check_data_folder(Path(state["data_dir"]))
     if models is None:
         check_models(config)
@@ -234,7 +248,7 @@ def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult
         models.usage[role] = RoleUsage(usage["calls"], usage["input_tokens"], usage["output_tokens"],
                                        usage["cost_usd"])
     run_folder = RunFolder(run_dir, resume=True)
-    emit = fanout(run_folder, emit)
+    emit = fanout(run_folder, redacting(emit))
     files = [FileDescription(**f) for f in state["files"]]
     try:
         return _run(state["question"], state["guidelines"], data_dir, config, models, run_folder, emit, files,

@@ -48,3 +48,26 @@ def protect_process() -> None:
             i += 1
     except (OSError, ValueError, AttributeError):
         pass  # Best effort: the sandbox tiers are the main defence.
+
+
+def redact_tree(value, secrets: list[str]):
+    """`value` with every string inside it (dicts and lists walked) redacted."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {key: redact_tree(item, secrets) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact_tree(item, secrets) for item in value)
+    return value
+
+
+def redacting(sink):
+    """An event sink that sees every event with credential values masked (the display, --json)."""
+    secrets = secret_values()
+    if not secrets:
+        return sink
+
+    def emit(event):
+        sink(type(event)(event.kind, redact_tree(event.data, secrets), event.time))
+
+    return emit

@@ -14,8 +14,10 @@ sys.path.insert(0, str(TESTS))  # fake_openai, sample_agent, sample_answers
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path_factory, monkeypatch):
-    """Every test gets its own description cache: none reads or fills the user's."""
+    """Every test gets its own description cache and user data dir (where run folders go when
+    run_dir cannot take them): none reads or fills the user's."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:

@@ -20,10 +20,11 @@ SECRET = "sk-test-do-not-leak-0123456789"
 
 def cli_env(cwd: Path, **extra: str) -> dict[str, str]:
     """The environment a test's dsstar process gets: no API keys or DSSTAR_MODEL from the caller,
-    config and cache folders of its own under `cwd`."""
+    config, cache and data folders of its own under `cwd` (the data dir takes run folders that
+    cannot go under run_dir)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "DSSTAR_MODEL"}
-    env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "XDG_CACHE_HOME": str(cwd / "xdg-cache"), "NO_COLOR": "1"},
-               **extra)
+    env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "XDG_CACHE_HOME": str(cwd / "xdg-cache"),
+                "XDG_DATA_HOME": str(cwd / "xdg-data"), "NO_COLOR": "1"}, **extra)
     return env
 
 
@@ -118,8 +119,6 @@ def test_round_cap_from_flag_exits_3(tmp_path):
     (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "badmode.yaml"], 4, "`analyzer.mode` must be"),
     (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "nested.yaml"], 4,
      "did you mean `retriever.max_files`"),
-    (["ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--config", "norun.yaml", "--api-base",
-      "http://127.0.0.1:9/v1"], 4, "cannot create the run folder"),
     (["ask", str(SAMPLE_DATA), "--questions", "q.jsonl", "--workers", "0", "--model", "openai/x"], 2,
      "--workers must be at least 1"),
     (["bench", "q.jsonl", "--model", "openai/x"], 2, "--data DIR"),
@@ -138,7 +137,6 @@ def test_bad_input_gets_one_clear_line_and_its_exit_code(tmp_path, args, code, m
     (tmp_path / "weak.yaml").write_text("sandbox:\n  tier: basic\n  require: strong\n")
     (tmp_path / "badmode.yaml").write_text("analyzer:\n  mode: magic\n")
     (tmp_path / "nested.yaml").write_text("retriever:\n  max_file: 5\n")
-    (tmp_path / "norun.yaml").write_text("run_dir: afile.csv/runs\n")  # Under a file: cannot be created.
     (tmp_path / "q.jsonl").write_text('{"task_id": "1", "question": "q?"}\n')
     proc = dsstar(*args, cwd=tmp_path)
     assert proc.returncode == code, proc.stderr

@@ -27,7 +27,7 @@ def test_runs_in_the_work_folder_and_captures_output(executor):
     result = executor.run("import os\nprint(os.getcwd())\nimport sys\nprint('err', file=sys.stderr)", "s1")
     assert result.ok and result.exit_code == 0
     assert result.stdout.strip() == str(executor.workdir) and result.stderr.strip() == "err"
-    assert (executor.workdir / "s1.py").exists()
+    assert (executor.scripts_dir / "s1.py").exists() and not (executor.workdir / "s1.py").exists()
 
 
 def test_failure_keeps_the_traceback(executor):

@@ -197,7 +197,7 @@ def test_run_folder_keeps_everything_and_no_secret(config, sample_copy, monkeypa
     assert (run_dir / "events.jsonl").exists() and (run_dir / "result.json").exists()
     assert sorted(p.name.split("-", 1)[1] for p in (run_dir / "calls").iterdir()) == [
         "coder.json", "finalizer.json", "planner.json", "verifier.json"]
-    assert len(list((run_dir / "work").glob("*.py"))) == 2
+    assert len(list((run_dir / "scripts").glob("*.py"))) == 2 and not list((run_dir / "work").glob("*.py"))
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert b"sk-very-secret-value-1234" not in path.read_bytes(), path
@@ -206,11 +206,12 @@ def test_run_folder_keeps_everything_and_no_secret(config, sample_copy, monkeypa
 def test_run_folder_is_never_put_inside_the_data_folder(sample_copy, tmp_path, monkeypatch):
     from dsstar_cli.config import load_config
 
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     config = load_config(overrides={"run_dir": str(sample_copy / ".dsstar" / "runs")}, env={}, cwd=tmp_path)
     before = tree_bytes(sample_copy)
     result, _, _ = run({"planner": ["S."], "coder": [py("print(1)")], "verifier": ["Yes"],
                         "finalizer": [py("print(1)")]}, config, sample_copy)
     assert not (sample_copy / ".dsstar").exists()
     assert str(sample_copy) not in result.run_dir
+    assert Path(result.run_dir).is_relative_to((tmp_path / "xdg").resolve())  # The user data dir took it.
     assert tree_bytes(sample_copy) == before

@@ -3,6 +3,9 @@
 Known formats are profiled deterministically (no model call); anything else is described by a
 script the model writes (DS-STAR's method), when the caller supplies one. A file that cannot be
 read still gets a description, saying what is wrong with it, so a bad file never breaks a run.
+
+Descriptions go to the model, so a link leading outside the data folder (`users.csv -> /etc/shadow`)
+is never opened unless the user opts in with `follow_links`: it is described only as such a link.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.analyzer.cache import DescriptionCache
-from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.discover import leads_outside, list_data_files
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 from dsstar_cli.events import Event, Sink
@@ -57,6 +60,15 @@ def _cap(text: str, limit: int) -> str:
     return text[: limit - len(CUT_MARKER)].rstrip() + CUT_MARKER
 
 
+OUTSIDE_LINK = "A link leading outside the data folder (not followed; --follow-links to include it)."
+
+
+def outside_link(relative: Path) -> FileDescription:
+    """What is said of a link leading outside the data folder: nothing read, not even its target's name."""
+    return FileDescription(str(relative), "link", 0, "metadata", OUTSIDE_LINK,
+                           "link outside the data folder, not followed")
+
+
 def _metadata_only(path: Path) -> str:
     with path.open("rb") as handle:
         head = handle.read(16)
@@ -95,17 +107,23 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
 
 def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "auto",
                    describe_unknown: UnknownDescriber | None = None, workers: int = 4,
-                   cache: DescriptionCache | None = None, cache_context: str = "") -> list[FileDescription]:
+                   cache: DescriptionCache | None = None, cache_context: str = "",
+                   follow_links: bool = False) -> list[FileDescription]:
     """Describe every data file below `root`, in parallel, emitting one event per file.
 
     `cache_context` names whatever else shapes a description (mode, limits, the describing model).
+    Without `follow_links`, links leading outside `root` are listed but never opened.
     """
     started = time.monotonic()
-    files = list_data_files(root)
+    files = list_data_files(root, follow_links)
     emit(Event("analysis_started", {"files": len(files)}))
     context = f"{mode}|{limits}|{cache_context}"
 
     def describe(relative: Path) -> FileDescription:
+        # Before the cache: its key hashes the file's content, and a description cached while
+        # links were followed must not be served now.
+        if not follow_links and leads_outside(root, root / relative):
+            return outside_link(relative)
         key = cache.key(root / relative, str(relative), context) if cache else None
         hit = cache.get(key) if key else None
         if hit is not None:

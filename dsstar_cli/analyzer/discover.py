@@ -1,5 +1,10 @@
 """Which files in a data folder get described: every regular file, recursively, but not hidden
-files or version-control and tool folders (and never through a symlink loop)."""
+files or version-control and tool folders (and never through a symlink loop).
+
+A link whose target lies outside the data folder is listed but, unless `follow_links` is set, not
+entered: a folder link's files are not listed, and the analyzer gives such a link no description
+beyond what it is (see `leads_outside`). Links that stay inside the data folder work as any file.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,17 @@ from pathlib import Path
 SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".dsstar"}
 
 
-def list_data_files(root: Path) -> list[Path]:
-    """Paths relative to `root`, sorted, hidden entries and tool folders skipped."""
+def leads_outside(root: Path, path: Path) -> bool:
+    """`path`, below `root`, resolves to a place outside `root` (through a link on its way)."""
+    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return real != root and root not in real.parents
+
+
+def list_data_files(root: Path, follow_links: bool = False) -> list[Path]:
+    """Paths relative to `root`, sorted, hidden entries and tool folders skipped.
+
+    Without `follow_links`, a folder link leading outside `root` is listed itself, not walked.
+    """
     found: list[Path] = []
     seen_dirs: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
@@ -20,8 +34,13 @@ def list_data_files(root: Path) -> list[Path]:
             continue
         seen_dirs.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
+        if not follow_links:
+            outside = {d for d in dirnames if leads_outside(root, Path(dirpath, d))}
+            found += [Path(dirpath, d).relative_to(root) for d in outside]
+            dirnames[:] = [d for d in dirnames if d not in outside]
         for name in filenames:
             path = Path(dirpath, name)
-            if not name.startswith(".") and (path.is_file() or path.is_symlink()):
+            # is_symlink first: a link is listed (dangling or not) without touching its target.
+            if not name.startswith(".") and (path.is_symlink() or path.is_file()):
                 found.append(path.relative_to(root))
     return sorted(found)

@@ -10,7 +10,7 @@ ROLE = "debugger"
 parse = extract_code
 MAX_ERROR_LINES = 30
 # Frames from the interpreter's and libraries' own files say little about the script's mistake.
-NOISE = re.compile(r'File "[^"]*(site-packages|/lib/python3|runpy\.py|bootstrap\.py|<frozen)')
+NOISE = re.compile(r'File "[^"]*(site-packages|/lib/python3|runpy\.py|sandbox/worker\.py|<frozen)')
 
 
 def summarize_error(error: str) -> str:

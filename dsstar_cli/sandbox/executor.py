@@ -51,7 +51,7 @@ class Executor:
     def __init__(self, workdir: Path, data_dir: Path, timeout_s: float, memory_mb: int = 4096,
                  max_output_bytes: int = 1_000_000, tier: str = "auto", require: str = "basic",
                  warm: bool = True, max_workdir_mb: int = 2048, scripts_dir: Path | None = None,
-                 follow_links: bool = False):
+                 follow_links: bool = False, strong_backend: str = "auto"):
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir.resolve()
         self.data_dir = data_dir.resolve()
@@ -64,6 +64,7 @@ class Executor:
         self._secrets = secret_values()
         linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
         self.tier = tiers.choose(tier, require) if linux else tiers.choose("basic", require)
+        self.backend = tiers.strong_backend(strong_backend) if self.tier == "strong" else None
         self.warm = warm
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])
         self.uid = self._unprivileged_uid()
@@ -73,12 +74,16 @@ class Executor:
             self._worker = self._new_worker(once=False)
 
     def _new_worker(self, once: bool) -> WarmWorker:
-        return WarmWorker(self.tier, self.workdir, self.readable, self._log, self.uid, once=once)
+        return WarmWorker(self.tier, self.workdir, self.readable, self._log, self.uid, once=once,
+                          backend=self.backend)
 
     def describe(self) -> dict:
         """What the result and the run folder report as `sandbox`."""
         found = tiers.probe()
-        return {"level": self.tier, "detail": found.details.get(self.tier, ""), "warm_worker": self.warm,
+        detail = tiers.strong_detail(self.backend, found.layers) if self.backend else found.details.get(self.tier, "")
+        if self.tier == "medium":
+            detail = found.layers + (" + network namespace" if tiers.network_namespace_works() else "")
+        return {"level": self.tier, "detail": detail, "warm_worker": self.warm,
                 "user": "unprivileged (nobody)" if self.uid is not None else f"uid {os.geteuid()}",
                 "available": [t for t in tiers.TIERS if found.available.get(t)]}
 
@@ -88,7 +93,7 @@ class Executor:
         uid is bubblewrap's to map, so that backend keeps it."""
         if os.name != "posix" or os.geteuid() != 0:
             return None
-        if self.tier == "strong" and tiers.probe().strong_backend == "bubblewrap":
+        if self.backend == "bubblewrap":
             return None
         pandas = _pandas_path()
         interpreter = [Path(os.__file__), Path(sys.executable).resolve()] + ([Path(pandas)] if pandas else [])

@@ -28,6 +28,7 @@ from dsstar_cli.errors import SetupError
 from dsstar_cli.sandbox import landlock, namespaces, seccomp
 
 TIERS = ("strong", "medium", "basic")
+STRONG_BACKENDS = ("namespaces", "bubblewrap")  # In the order `auto` tries them.
 WORKER = Path(__file__).with_name("worker.py")
 HOW_TO_GET_STRONG = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
                      "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or install bubblewrap")
@@ -38,8 +39,8 @@ class TierProbe:
     available: dict[str, bool]
     details: dict[str, str] = field(default_factory=dict)
     landlock_abi: int = 0
-    strong_backend: str | None = None   # "namespaces" or "bubblewrap"
-    network_namespace: bool = False     # medium: a private network namespace can be made
+    strong_backend: str | None = None   # "namespaces" or "bubblewrap": the one `auto` uses
+    layers: str = ""                    # the kernel features every confined script gets
 
 
 def python_paths() -> list[str]:
@@ -65,18 +66,25 @@ def _namespaces_work() -> tuple[bool, str]:
     return _run_ok([sys.executable, "-I", str(WORKER), "--probe", json.dumps(config)])
 
 
-def _bubblewrap_works() -> tuple[bool, str]:
+@functools.lru_cache(maxsize=1)
+def bubblewrap_works() -> tuple[bool, str]:
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return False, "bubblewrap (bwrap) is not installed"
     return _run_ok([bwrap, "--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "true"])
 
 
-def _network_namespace_works() -> bool:
+@functools.lru_cache(maxsize=1)
+def network_namespace_works() -> bool:
     flags = "0x40000000" if os.geteuid() == 0 else "0x50000000"  # CLONE_NEWNET (| CLONE_NEWUSER)
     ok, _ = _run_ok([sys.executable, "-I", "-c", "import ctypes; l=ctypes.CDLL(None,use_errno=True); "
                      f"raise SystemExit(l.unshare({flags})!=0)"])
     return ok
+
+
+def strong_detail(backend: str, layers: str) -> str:
+    name = "built-in namespaces" if backend == "namespaces" else "bubblewrap"
+    return f"{name} (user, mount, pid, network){' + ' + layers if layers else ''}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -87,24 +95,33 @@ def probe() -> TierProbe:
     abi = landlock.abi() if linux else 0
     filters = linux and seccomp.supported()
     layers = " + ".join(part for part, ok in ((f"Landlock ABI {abi}", abi >= 1), ("seccomp", filters)) if ok)
-    backend, why_not = None, "not Linux" if not linux else ""
-    if linux:
+    backend, why_not = None, "not Linux"
+    if linux:  # bubblewrap is only tried when the built-in namespaces are refused (each try costs a process).
         ok, why = _namespaces_work()
-        if ok:
-            backend = "namespaces"
-        else:
-            ok_bwrap, why_bwrap = _bubblewrap_works()
-            backend = "bubblewrap" if ok_bwrap else None
-            why_not = f"user namespaces are refused here ({why or 'unknown reason'}); {why_bwrap}"
+        ok_bwrap, why_bwrap = (False, "") if ok else bubblewrap_works()
+        backend = "namespaces" if ok else "bubblewrap" if ok_bwrap else None
+        why_not = f"user namespaces are refused here ({why or 'unknown reason'}); {why_bwrap}"
     available["strong"] = backend is not None
-    details["strong"] = (f"{'built-in namespaces' if backend == 'namespaces' else 'bubblewrap'} (user, mount, "
-                         f"pid, network){' + ' + layers if layers else ''}") if backend else why_not
-    netns = linux and _network_namespace_works()
+    details["strong"] = strong_detail(backend, layers) if backend else why_not
     available["medium"] = abi >= 1 and filters
-    details["medium"] = (f"{layers}{' + network namespace' if netns else ''}" if available["medium"] else
+    details["medium"] = (f"{layers} (+ a network namespace where allowed)" if available["medium"] else
                          "Landlock (Linux >= 5.13) and seccomp are needed" if linux else "not Linux")
     details["basic"] = "rlimits, clean environment, no capabilities, integrity check"
-    return TierProbe(available, details, abi, backend, netns)
+    return TierProbe(available, details, abi, backend, layers)
+
+
+def strong_backend(requested: str) -> str:
+    """The strong tier's backend: `requested` (auto = the first that works here), or a clear refusal."""
+    found = probe()
+    if requested == "auto":
+        return found.strong_backend or "namespaces"
+    if requested not in STRONG_BACKENDS:
+        raise SetupError(f"sandbox.strong_backend must be auto, namespaces or bubblewrap, not {requested!r}")
+    works, why = (found.strong_backend == "namespaces", found.details.get("strong")) if requested == "namespaces" \
+        else bubblewrap_works()
+    if not works:
+        raise SetupError(f"the strong tier's {requested} backend does not work here ({why})")
+    return requested
 
 
 def choose(requested: str, required: str) -> str:

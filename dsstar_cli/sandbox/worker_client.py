@@ -33,19 +33,21 @@ def bubblewrap_argv(readable: list[str], workdir: Path) -> list[str]:
             argv += ["--symlink", os.readlink(path), path]
         elif os.path.exists(path):
             argv += ["--ro-bind", path, path]
-    return argv + ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    here = str(WORKER.parent)  # The worker and its sibling modules, read-only.
+    return argv + ["--ro-bind", here, here, "--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
 
 
-def worker_config(tier: str, workdir: Path, readable: list[str], uid: int | None, once: bool) -> dict:
+def worker_config(tier: str, workdir: Path, readable: list[str], uid: int | None, once: bool,
+                  backend: str | None = None) -> dict:
     """What the worker enforces for `tier` (see worker.py for the keys)."""
     found = tiers.probe()
     config = {"preload": [] if once else PRELOAD, "once": once, "readable": readable,
               "writable": [str(workdir)], "keep_uid": uid, "tmp_mb": PRIVATE_TMP_MB}
     if tier == "strong":
-        config.update(isolation=found.strong_backend, landlock=found.landlock_abi, seccomp=True)
+        config.update(isolation=backend or found.strong_backend, landlock=found.landlock_abi, seccomp=True)
     elif tier == "medium":
         config.update(isolation="landlock", landlock=found.landlock_abi, seccomp=True, no_metadata=True,
-                      network="isolate" if found.network_namespace else None)
+                      network="isolate" if tiers.network_namespace_works() else None)
     else:
         config.update(isolation="none")
     return config
@@ -55,9 +57,9 @@ class WarmWorker:
     """One worker process in the tier's isolation; `once` makes it a cold one, for a single script."""
 
     def __init__(self, tier: str, workdir: Path, readable: list[str], log: Path, uid: int | None = None,
-                 once: bool = False):
+                 once: bool = False, backend: str | None = None):
         self.tier, self.workdir, self.log = tier, workdir, log
-        self.config = worker_config(tier, workdir, readable, uid, once)
+        self.config = worker_config(tier, workdir, readable, uid, once, backend)
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self._start()
