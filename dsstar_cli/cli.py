@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import sys
@@ -18,6 +19,7 @@ from dsstar_cli.display import JsonlSink, LiveDisplay, PlainDisplay, plain_resul
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.result import EXIT_CODE_HELP, ExitCode, error_json, json_schema
+from dsstar_cli.terminal import terminal_safe, visible, visible_tree
 
 # pandas and litellm are imported inside the commands that need them, so --help stays fast.
 
@@ -64,7 +66,7 @@ def _load_config(config_file: Optional[Path], **flags):
 def _fail(exc: DsstarError, as_json: bool, debug: bool) -> None:
     if debug:
         traceback.print_exc()
-    sys.stderr.write(f"dsstar: error: {exc}\n")
+    sys.stderr.write(f"dsstar: error: {visible(str(exc))}\n")
     if as_json:
         sys.stdout.write(error_json(exc.kind, str(exc), exc.exit_code) + "\n")
     raise typer.Exit(exc.exit_code)
@@ -129,7 +131,7 @@ def ask(
         sinks: list[Sink] = [JsonlSink()] if jsonl else []
         if not (quiet or no_progress or jsonl):
             display = LiveDisplay(console) if _is_live(console) else PlainDisplay(sys.stderr)
-            sinks.append(display)
+            sinks.append(terminal_safe(display))
         from dsstar_cli.runner import AskRequest, ask as run_ask
 
         result = run_ask(AskRequest(data_dir, question, guidelines), config, fanout(*sinks))
@@ -162,7 +164,7 @@ def resume(
             display = LiveDisplay(console) if _is_live(console) else PlainDisplay(sys.stderr)
         from dsstar_cli.runner import resume as run_resume
 
-        result = run_resume(run_dir, display or (lambda event: None))
+        result = run_resume(run_dir, terminal_safe(display) if display else (lambda event: None))
     except DsstarError as exc:
         _close(display)
         _fail(exc, as_json, debug)
@@ -190,10 +192,12 @@ def _print_result(result, console: Console, as_json: bool, jsonl: bool, silent: 
     if jsonl:
         return
     live = _is_live(console)
+    shown = dataclasses.replace(result, **{f.name: visible_tree(getattr(result, f.name))
+                                           for f in dataclasses.fields(result)})
     if not silent:
-        render_result(result, console) if live else plain_result(result, sys.stderr)
-    if result.answer is not None:
-        sys.stdout.write(result.answer + "\n")
+        render_result(shown, console) if live else plain_result(shown, sys.stderr)
+    if result.answer is not None:  # Exactly as given to a pipe; made visible for a terminal.
+        sys.stdout.write((shown.answer if sys.stdout.isatty() else result.answer) + "\n")
     elif silent or not live:
         sys.stderr.write(f"dsstar: no answer: {result.reason}\n")
 
@@ -346,7 +350,7 @@ def describe(
     except DsstarError as exc:
         _fail(exc, as_json, debug)
     console = _stderr_console()
-    progress = _DescribeProgress(console) if _is_live(console) else None
+    progress = _DescribeProgress(console) if _is_live(console) else None  # Counts only: no file text shown.
     mode = "builtin"  # Describing must not need a model; unknown formats get type and size.
     try:
         files = analyze_folder(folder, analyzer_limits(config), progress or (lambda event: None), mode,
@@ -358,7 +362,8 @@ def describe(
     if as_json:
         _write_json({"data_dir": str(folder), "files": [f.as_dict() for f in files]})
     else:
-        sys.stdout.write("\n\n".join(f.as_prompt() for f in files) + "\n")
+        text = "\n\n".join(f.as_prompt() for f in files) + "\n"
+        sys.stdout.write(visible(text) if sys.stdout.isatty() else text)
 
 
 class _DescribeProgress:

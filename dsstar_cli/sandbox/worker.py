@@ -143,13 +143,14 @@ def sweep(pid, init):
         if init:
             _kill(lambda: os.kill(-1, signal.SIGKILL))
             found = _reap() or _has_children()
-        else:
-            _kill(lambda: os.killpg(pid, signal.SIGKILL))
+        else:  # pid 0: no script in particular (the worker is going): every descendant.
+            if pid:
+                _kill(lambda: os.killpg(pid, signal.SIGKILL))
             orphans = _children()
             for child in orphans:
                 _kill(lambda: os.kill(child, signal.SIGKILL))
             _reap()
-            found = orphans or _group_alive(pid)
+            found = orphans or (pid and _group_alive(pid))
         quiet = 0 if found else quiet + 1
         if quiet >= QUIET_SCANS:
             return
@@ -294,6 +295,10 @@ def main():
             enter_namespaces(config, sock)
         else:
             LIBC.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # Orphans come back to us, to be swept.
+            # Without a pid namespace, nothing kills our scripts' processes if we die: when the
+            # executor dies (even by SIGKILL) we get SIGTERM instead, and sweep before we go.
+            signal.signal(signal.SIGTERM, lambda *_: (sweep(0, init=False), os._exit(0)))
+            LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
             if config.get("network") == "isolate":
                 isolate_network()
         LIBC.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # Nothing of ours can be read through /proc/<pid>/mem.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -22,12 +23,13 @@ PRELOAD = ["numpy", "pandas"]
 START_TIMEOUT_S = 60.0
 KILL_GRACE_S = 10.0
 PRIVATE_TMP_MB = 256
+MARK = "DSSTAR_SANDBOX"
 
 
 def bubblewrap_argv(readable: list[str], workdir: Path) -> list[str]:
     """Bubblewrap's namespaces around the worker: the allowlist read-only, the work folder writable."""
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--proc", "/proc", "--dev", "/dev",
-            "--tmpfs", "/tmp"]
+            "--size", str(PRIVATE_TMP_MB * 1024 * 1024), "--tmpfs", "/tmp"]
     for path in dict.fromkeys(os.path.abspath(p) for p in readable):
         if os.path.islink(path):
             argv += ["--symlink", os.readlink(path), path]
@@ -62,6 +64,7 @@ class WarmWorker:
         self.config = worker_config(tier, workdir, readable, uid, once, backend)
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
+        self.mark = secrets.token_hex(12)  # In the environment of every process of this worker's scripts.
         self._start()
 
     def _start(self) -> None:
@@ -69,7 +72,7 @@ class WarmWorker:
         argv = [sys.executable, "-I", str(WORKER), json.dumps({**self.config, "fd": theirs.fileno()})]
         if self.config["isolation"] == "bubblewrap":
             argv = bubblewrap_argv(self.config["readable"], self.workdir) + argv
-        env = {**clean_environment(self.workdir), "TMPDIR": str(self.workdir)}
+        env = {**clean_environment(self.workdir), "TMPDIR": str(self.workdir), MARK: self.mark}
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=log, cwd=self.workdir, start_new_session=True)
@@ -156,6 +159,7 @@ class WarmWorker:
         if self.sock:
             self.sock.close()
         self.proc = None
+        kill_marked(self.mark, self.workdir)  # A worker that died (killed by its script, in basic) swept nothing.
 
     def close(self) -> None:
         if self.sock:
@@ -167,3 +171,32 @@ class WarmWorker:
             except subprocess.TimeoutExpired:
                 self._kill()
             self.proc = None
+        kill_marked(self.mark, self.workdir)
+
+
+def kill_marked(mark: str, workdir: Path, scans: int = 3) -> None:
+    """Kill every process whose environment carries `mark` or whose working folder is in `workdir`:
+    the last sweep, for the tiers without a pid namespace, when the worker that should have swept
+    is gone. (A process can hide from it by clearing its environment and leaving the work folder;
+    the strong tier does not rely on it.)"""
+    needle, inside = f"{MARK}={mark}".encode(), str(workdir)
+    for _ in range(scans):
+        found = False
+        for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as environ:
+                    marked = needle in environ.read().split(b"\0")
+                cwd = os.readlink(f"/proc/{entry}/cwd")
+            except OSError:
+                continue
+            if marked or cwd == inside or cwd.startswith(inside + os.sep):
+                found = True
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        if not found:
+            return
+        time.sleep(0.01)

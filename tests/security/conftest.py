@@ -3,8 +3,9 @@ execution paths (warm worker, cold worker), with canaries all around the run.
 
 What a tier promises is checked by what happens, never by what the executor says about itself:
 
-- `tier_and_path`  ("strong" | "strong-bwrap" | "medium" | "basic", warm: bool); skips a tier the
-                   machine lacks, or one a test's `@pytest.mark.tiers(...)` leaves out;
+- `tier_and_path`  strong (dsstar's own namespaces), strong-bwrap (bubblewrap), medium, basic; each
+                   warm and cold. Skips a tier the machine lacks, or one a test's
+                   `@pytest.mark.tiers(...)` leaves out (strong-bwrap counts as strong);
 - `outside`        canaries outside the data and run folders: a fake home (HOME, with an `.env`
                    holding the key), the cwd, the cache and config dirs (XDG_*), a file a data link
                    leads to, and a name in the host /tmp; none may change, none may gain a file;
@@ -16,6 +17,7 @@ What a tier promises is checked by what happens, never by what the executor says
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
 import shutil
@@ -28,8 +30,9 @@ import pytest
 
 from dsstar_cli.runlog import RunFolder
 from dsstar_cli.sandbox import Execution, Executor
+from dsstar_cli.sandbox import tiers
 from dsstar_cli.sandbox.tiers import probe
-from support import (SECRET, describe, differences, escape_attempts, kill_all, processes_in, snapshot,
+from security.support import (SECRET, describe, differences, escape_attempts, kill_all, processes_in, snapshot,
                      wait_for)
 
 TIERS = ["strong", "strong-bwrap", "medium", "basic"]
@@ -42,22 +45,32 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "executor(**options): Executor options for this test")
 
 
+@dataclass(frozen=True)
+class Tier:
+    kind: str           # "strong", "medium" or "basic": what the tier promises
+    warm: bool          # the warm worker, or a cold one per script
+    options: dict       # further Executor options (the strong tier's backend)
+
+
 @pytest.fixture(params=[(tier, path) for tier in TIERS for path in ("warm", "cold")],
                 ids=lambda param: "-".join(param))
-def tier_and_path(request) -> tuple[str, bool]:
+def tier_and_path(request) -> Tier:
     tier, path = request.param
     kind = tier.split("-")[0]
     if not probe().available.get(kind):
         pytest.skip(f"no {kind} tier on this machine: {probe().details.get(kind)}")
-    if tier == "strong-bwrap":
-        if not shutil.which("bwrap"):
-            pytest.skip("bubblewrap is not installed")
-        if probe().strong_backend != "bubblewrap":
-            pytest.skip("the executor offers no way to force its bubblewrap backend while user namespaces work")
+    options = {}
+    if tier == "strong-bwrap":  # The same promises, kept by bubblewrap instead of dsstar's own namespaces.
+        if "strong_backend" not in inspect.signature(Executor).parameters:
+            pytest.skip("the executor offers no way to force its bubblewrap backend")
+        works, why = tiers.bubblewrap_works()
+        if not works:
+            pytest.skip(f"bubblewrap does not work here: {why}")
+        options = {"strong_backend": "bubblewrap"}
     wanted = request.node.get_closest_marker("tiers")
     if wanted and kind not in wanted.args:
         pytest.skip(f"the {kind} tier does not promise this: {wanted.kwargs['reason']}")
-    return kind, path == "warm"
+    return Tier(kind, path == "warm", options)
 
 
 # -- canaries outside the run ---------------------------------------------------------------------
@@ -152,7 +165,7 @@ def restore_data(folder: Path, link_target: Path) -> None:
 @dataclass
 class Box:
     tier: str                 # "strong", "medium" or "basic"
-    warm: bool
+    warm: bool                # the warm worker, or a cold one per script
     executor: Executor
     run_folder: RunFolder
     data: Path
@@ -180,21 +193,21 @@ class Box:
             restore_data(self.data, self.outside.linked_file)  # Each attack meets the same data.
             self.data_before = snapshot(self.data)
             assert not self.confined, f"{self.tier}: the script changed the data folder: {changed}"
-            assert result.data_changed and not result.ok, f"basic: the change to {changed} went unreported"
+            assert not result.ok and set(result.data_changed) & set(changed), \
+                f"basic: the change to {changed} went unreported (data_changed: {result.data_changed})"
         return result
 
 
 @pytest.fixture
 def box(tier_and_path, outside, request, monkeypatch):
-    tier, warm = tier_and_path
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)  # Before the executor and the run folder start.
     data = outside.base / "data"
     make_data(data, outside.linked_file)
     run_folder = RunFolder(outside.base / "run")
-    options = {**EXECUTOR_DEFAULTS, **(request.node.get_closest_marker("executor").kwargs
-                                       if request.node.get_closest_marker("executor") else {})}
-    executor = Executor(run_folder.work, data, tier=tier, warm=warm, **options)
-    found = Box(tier, warm, executor, run_folder, data, outside, snapshot(data))
+    wanted = request.node.get_closest_marker("executor")
+    options = {**EXECUTOR_DEFAULTS, **tier_and_path.options, **(wanted.kwargs if wanted else {})}
+    executor = Executor(run_folder.work, data, tier=tier_and_path.kind, warm=tier_and_path.warm, **options)
+    found = Box(tier_and_path.kind, tier_and_path.warm, executor, run_folder, data, outside, snapshot(data))
     try:
         yield found
     finally:

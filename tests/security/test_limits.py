@@ -9,14 +9,14 @@ def test_the_deadline_ends_a_busy_loop_and_a_script_ignoring_sigterm(box):
     for code in ("while True: pass",
                  "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(3600)"):
         started = time.monotonic()
-        result = box.run(code, timeout_s=1)
+        result = box.run(code, timeout_s=0.5)
         assert result.timed_out and not result.ok, code
-        assert time.monotonic() - started < 1 + 3, f"{code!r} took {time.monotonic() - started:.1f}s"
+        assert time.monotonic() - started < 0.5 + 3, f"{code!r} took {time.monotonic() - started:.1f}s"
 
 
 def test_memory_and_output_are_capped(box):
     result = box.run("b = bytearray(50 * 1024**3)")
     assert not result.ok and "MemoryError" in result.stderr and result.seconds < 3, result.stderr[-300:]
-    result = box.run("import sys\nblock = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(block)",
+    result = box.run("import sys\nblock = 'x' * (1 << 20)\nfor _ in range(64):\n    sys.stdout.write(block)",
                      timeout_s=20)
     assert len(result.stdout) < 200_000 and "output truncated by dsstar" in result.stdout

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from support import Listeners
+from security.support import Listeners
 
 NO_NETWORK = "the network is not isolated"
 
@@ -37,15 +37,17 @@ def listeners(outside):
 
 @pytest.mark.tiers("strong", "medium", reason=NO_NETWORK)
 def test_tcp_and_udp_to_a_loopback_server(box, listeners):
-    result = box.run(f"{CONNECT}\nattempt('tcp', socket.AF_INET, socket.SOCK_STREAM, ('127.0.0.1', {listeners.tcp_port}))"
-                     f"\nattempt('udp', socket.AF_INET, socket.SOCK_DGRAM, ('127.0.0.1', {listeners.udp_port}))")
+    result = box.run(f"{CONNECT}\n"
+                     f"attempt('tcp', socket.AF_INET, socket.SOCK_STREAM, ('127.0.0.1', {listeners.tcp_port}))\n"
+                     f"attempt('udp', socket.AF_INET, socket.SOCK_DGRAM, ('127.0.0.1', {listeners.udp_port}))")
     assert "refused tcp" in result.stdout and "refused udp" in result.stdout, result.stdout + result.stderr
     assert [got for got in listeners.received() if got in ("tcp", "udp")] == []
 
 
 @pytest.mark.tiers("strong", "medium", reason=NO_NETWORK)
 def test_unix_sockets_with_a_path_and_abstract(box, listeners):
-    result = box.run(f"{CONNECT}\nattempt('unix', socket.AF_UNIX, socket.SOCK_STREAM, {listeners.unix_path!r})"
-                     f"\nattempt('abstract', socket.AF_UNIX, socket.SOCK_STREAM, {listeners.abstract_name!r})")
+    result = box.run(f"{CONNECT}\n"
+                     f"attempt('unix', socket.AF_UNIX, socket.SOCK_STREAM, {listeners.unix_path!r})\n"
+                     f"attempt('abstract', socket.AF_UNIX, socket.SOCK_STREAM, {listeners.abstract_name!r})")
     assert "refused unix" in result.stdout and "refused abstract" in result.stdout, result.stdout + result.stderr
     assert [got for got in listeners.received() if got in ("unix", "abstract")] == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import base64
 
-from support import SECRET
+from security.support import SECRET
 
 SCAN = r"""
 import base64, os, re

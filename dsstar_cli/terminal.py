@@ -1,0 +1,43 @@
+"""What reaches a terminal: text from files, scripts and models with its control sequences made
+visible. A file name, a cell, a script's output or a model reply could otherwise move the cursor,
+clear the screen, set the window title or write the clipboard (OSC 52), or reorder what is shown
+(right-to-left overrides): each such character is shown as its escape (`\\x1b`, `\\u202e`)."""
+
+from __future__ import annotations
+
+import re
+
+from dsstar_cli.events import Event, Sink
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidirectional formatting characters.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """`text` with every control or bidi-override character replaced by its visible escape."""
+    return _UNSAFE.sub(_escape, text)
+
+
+def visible_tree(value):
+    """`value` with every string inside it (dicts and lists walked) made visible."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {key: visible_tree(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(visible_tree(item) for item in value)
+    return value
+
+
+def terminal_safe(sink: Sink) -> Sink:
+    """A display sink that only ever sees events whose text is safe to print."""
+
+    def emit(event: Event) -> None:
+        sink(Event(event.kind, visible_tree(event.data), event.time))
+
+    return emit
