@@ -17,7 +17,6 @@ What a tier promises is checked by what happens, never by what the executor says
 
 from __future__ import annotations
 
-import inspect
 import os
 import secrets
 import shutil
@@ -61,8 +60,6 @@ def tier_and_path(request) -> Tier:
         pytest.skip(f"no {kind} tier on this machine: {probe().details.get(kind)}")
     options = {}
     if tier == "strong-bwrap":  # The same promises, kept by bubblewrap instead of dsstar's own namespaces.
-        if "strong_backend" not in inspect.signature(Executor).parameters:
-            pytest.skip("the executor offers no way to force its bubblewrap backend")
         works, why = tiers.bubblewrap_works()
         if not works:
             pytest.skip(f"bubblewrap does not work here: {why}")
