@@ -49,6 +49,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "analyzer.max_description_chars": (200, 1_000_000),
     "analyzer.sample_rows": (0, 100),
     "analyzer.max_text_bytes": (1000, 100_000_000),
+    "analyzer.max_memory_mb": (128, 1_048_576),
+    "analyzer.file_timeout_s": (1, 86400),
     "retriever.max_files": (1, 100_000),
     "retriever.max_description_tokens": (500, 10_000_000),
     "sandbox.memory_mb": (64, 1_048_576),
@@ -57,7 +59,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "sandbox.prompt_output_chars": (200, 1_000_000),
 }
 # Keys that take any number although their default is written as a whole number.
-FLOAT_KEYS = {"code_timeout_s", "llm.timeout_s", "llm.temperature", "llm.retry_max_delay_s",
+FLOAT_KEYS = {"analyzer.file_timeout_s", "code_timeout_s", "llm.timeout_s", "llm.temperature", "llm.retry_max_delay_s",
               "budget.max_cost_usd", "budget.timeout_s"}
 # Keys whose value may be null in any layer (everything else keeps the default's type).
 NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",

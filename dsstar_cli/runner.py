@@ -119,7 +119,8 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
 
 def analyzer_limits(config: Config) -> AnalyzerLimits:
     return AnalyzerLimits(config["analyzer.max_description_chars"], config["analyzer.sample_rows"],
-                          config["analyzer.max_text_bytes"])
+                          config["analyzer.max_text_bytes"], config["analyzer.max_memory_mb"],
+                          config["analyzer.file_timeout_s"])
 
 
 def make_agent(config: Config, models: Models, data_dir: Path, run_folder: RunFolder, emit: Sink) -> Agent:
@@ -140,14 +141,18 @@ def description_cache(config: Config, data_dir: Path) -> DescriptionCache | None
     return None if inside(cache_dir, data_dir) else DescriptionCache(cache_dir)
 
 
-def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink) -> list[FileDescription]:
-    """The Data File Analyzer, with the model describing formats no built-in profiler knows."""
+def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink,
+            started: float | None = None) -> list[FileDescription]:
+    """The Data File Analyzer, with the model describing formats no built-in profiler knows; the
+    run's time budget (counted from `started`) bounds it too."""
     limits = analyzer_limits(config)
     describer = LLMDescriber(agent, limits.max_description_chars)
     mode = config["analyzer.mode"]
     describing_model = config.model_for("analyzer") if mode != "builtin" else None
+    timeout = config["budget.timeout_s"]
     return analyze_folder(data_dir, limits, emit, mode, describer, cache=description_cache(config, data_dir),
-                          cache_context=f"describer={describing_model}", follow_links=config["follow_links"])
+                          cache_context=f"describer={describing_model}", follow_links=config["follow_links"],
+                          deadline=(started or time.monotonic()) + timeout if timeout else None)
 
 
 def retrieve(files: list[FileDescription], question: str, config: Config, emit: Sink) -> Selection:
@@ -176,7 +181,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     loop = None
     try:
         if files is None:
-            files = analyse(agent, config, data_dir, emit)
+            files = analyse(agent, config, data_dir, emit, clock["start"])
         selection = _selection(resumed, files) if resumed else retrieve(files, question, config, emit)
         clock["analysed"] = time.monotonic()
         agent.budget = make_budget(config, clock["start"], stop)

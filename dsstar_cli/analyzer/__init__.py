@@ -10,12 +10,14 @@ is never opened unless the user opts in with `follow_links`: it is described onl
 
 from __future__ import annotations
 
+import os
+import stat
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli.analyzer.bounded import profile_all
 from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.discover import leads_outside, list_data_files
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
@@ -75,15 +77,22 @@ def _metadata_only(path: Path) -> str:
     return f"Unrecognised format (first bytes: {head.hex(' ')}); no built-in profiler and no model description."
 
 
+def not_regular(relative: Path, fmt: str) -> FileDescription:
+    return FileDescription(str(relative), fmt, 0, "metadata", "Not a regular file (a device, pipe or socket): "
+                           "not read.", "not a regular file")
+
+
 def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
                   describe_unknown: UnknownDescriber | None) -> FileDescription:
+    """One file's description, in this process (the analyzer runs built-in profilers in bounded
+    children instead: see `analyze_folder`)."""
     path = root / relative
     fmt = format_of_name(path.name)
     try:
-        size = path.stat().st_size
-        if not path.is_file():
-            return FileDescription(str(relative), fmt, 0, "metadata", "Not a regular file (a device, pipe or "
-                                   "socket): not read.", "not a regular file")
+        st = os.stat(path)  # Never open what is not a regular file: a FIFO would block.
+        if not stat.S_ISREG(st.st_mode):
+            return not_regular(relative, fmt)
+        size = st.st_size
         fmt, profiler = profiler_for(path)
     except OSError as exc:
         why = exc.strerror or str(exc)
@@ -100,46 +109,93 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
         return FileDescription(str(relative), fmt, size, "builtin", f"Unusable as {fmt}: {exc}.", str(exc))
     except PermissionError:
         return FileDescription(str(relative), fmt, size, "metadata", "Cannot be read: permission denied.", "permission denied")
+    except MemoryError:
+        return stopped(root, relative, f"profiling ran out of the {limits.memory_mb} MB memory bound")
     except Exception as exc:  # A profiler bug or an odd file must not end the run.
         error = f"{type(exc).__name__}: {str(exc)[:200]}"
         return FileDescription(str(relative), fmt, size, "metadata", f"Could not be profiled ({error}).", error)
 
 
+def profile_builtin(root: Path, relative: Path, limits: AnalyzerLimits) -> dict:
+    """What a bounded child answers: the built-in description's fields."""
+    return describe_file(root, relative, limits, "builtin", None).as_dict()
+
+
+def stopped(root: Path, relative: Path, why: str) -> FileDescription:
+    """A file whose profiling hit a bound: what is known without reading it, and which bound."""
+    try:
+        size = os.stat(root / relative).st_size
+    except OSError:
+        size = 0
+    fmt = format_of_name(relative.name)
+    return FileDescription(str(relative), fmt, size, "metadata", f"Not profiled: {why}. Only its type ({fmt}) "
+                           f"and size ({_human_size(size)}) are known; read it with care (in chunks).", why)
+
+
+def _route(root: Path, relative: Path, mode: str, describe_unknown: UnknownDescriber | None) -> str:
+    """Where a file is described: "child" (a built-in profiler, bounded), or "here"."""
+    path = root / relative
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "here"
+        _, profiler = profiler_for(path)
+    except OSError:
+        return "here"
+    return "child" if mode != "llm" and profiler is not None else "here"
+
+
 def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "auto",
                    describe_unknown: UnknownDescriber | None = None, workers: int = 4,
                    cache: DescriptionCache | None = None, cache_context: str = "",
-                   follow_links: bool = False) -> list[FileDescription]:
-    """Describe every data file below `root`, in parallel, emitting one event per file.
+                   follow_links: bool = False, deadline: float | None = None) -> list[FileDescription]:
+    """Describe every data file below `root`, emitting one event per file.
 
-    `cache_context` names whatever else shapes a description (mode, limits, the describing model).
-    Without `follow_links`, links leading outside `root` are listed but never opened.
-    """
+    Cached descriptions, links leading outside (without `follow_links`), odd files and the model's
+    descriptions are done here; every built-in profile runs in a bounded child (bounded.py), a
+    few in parallel. `cache_context` names whatever else shapes a description (mode, limits, the
+    describing model). Past `deadline` (time.monotonic(), the run's --timeout) files are only
+    listed with their type and size."""
     started = time.monotonic()
     files = list_data_files(root, follow_links)
     emit(Event("analysis_started", {"files": len(files)}))
     context = f"{mode}|{limits}|{cache_context}"
+    results: list[FileDescription | None] = [None] * len(files)
+    keys: list[str | None] = [None] * len(files)
+    done = 0
 
-    def describe(relative: Path) -> FileDescription:
-        # Before the cache: its key hashes the file's content, and a description cached while
-        # links were followed must not be served now.
-        if not follow_links and leads_outside(root, root / relative):
-            return outside_link(relative)
-        key = cache.key(root / relative, str(relative), context) if cache else None
-        hit = cache.get(key) if key else None
+    def finish(index: int, result: FileDescription) -> None:
+        nonlocal done
+        if keys[index] and result.error is None:  # Errors may be passing (permissions): never cached.
+            cache.put(keys[index], result.as_dict())
+        results[index], done = result, done + 1
+        emit(Event("file_described", {"path": result.path, "format": result.format, "method": result.method,
+                                      "chars": len(result.description), "error": result.error,
+                                      "cached": result.cached, "done": done, "files": len(files)}))
+
+    jobs = []
+    for index, relative in enumerate(files):
+        path = root / relative
+        # Before the cache: its key reads the file (a FIFO would block), and a description cached
+        # while links were followed must not be served now.
+        if not follow_links and leads_outside(root, path):
+            finish(index, outside_link(relative))
+            continue
+        try:
+            regular = stat.S_ISREG(os.stat(path).st_mode)
+        except OSError:
+            regular = False
+        keys[index] = cache.key(path, str(relative), context) if cache and regular else None
+        hit = cache.get(keys[index]) if keys[index] else None
         if hit is not None:
-            return FileDescription(**{**hit, "cached": True})
-        result = describe_file(root, relative, limits, mode, describe_unknown)
-        if key and result.error is None:  # Errors may be passing (permissions): never cached.
-            cache.put(key, result.as_dict())
-        return result
-
-    results: list[FileDescription] = []
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for result in pool.map(describe, files):
-            results.append(result)
-            emit(Event("file_described", {"path": result.path, "format": result.format, "method": result.method,
-                                          "chars": len(result.description), "error": result.error,
-                                          "cached": result.cached, "done": len(results), "files": len(files)}))
+            finish(index, FileDescription(**{**hit, "cached": True}))
+        elif _route(root, relative, mode, describe_unknown) == "child":
+            jobs.append((index, root, relative))
+        else:
+            finish(index, describe_file(root, relative, limits, mode, describe_unknown))
+    if jobs:
+        profile_all(jobs, limits, min(workers, os.cpu_count() or 1),
+                    lambda r, rel, why: stopped(r, rel, why).as_dict(),
+                    lambda index, fields: finish(index, FileDescription(**fields)), deadline)
     emit(Event("analysis_done", {"files": len(results), "cached": sum(r.cached for r in results),
                                  "seconds": round(time.monotonic() - started, 3)}))
     return results

@@ -28,3 +28,5 @@ class AnalyzerLimits:
     max_description_chars: int = 3000
     sample_rows: int = 3
     max_text_bytes: int = 200_000
+    memory_mb: int = 1024           # address-space bound of the process profiling one file
+    seconds_per_file: float = 60.0  # wall-clock bound of profiling one file

@@ -1,0 +1,121 @@
+"""Hostile data folders against the analyzer (issue 14): a FIFO behind a link, an Excel zip bomb and
+a file that is one huge line end in bounded time with one clear note, and dsstar's own process stays
+small: built-in profiling runs in bounded child processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+from conftest import tree_bytes
+from test_cli import cli_env
+
+PEAK_MB = 1024  # dsstar's own peak resident memory, whatever the folder holds
+
+
+def describe_watched(folder: Path, tmp_path: Path, config: str, timeout: float = 120) -> tuple[str, float, float]:
+    """(stdout, seconds, dsstar's own peak RSS in MB) of `dsstar describe FOLDER`."""
+    (tmp_path / "bounds.yaml").write_text(config)
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", "describe", str(folder), "-c",
+                             str(tmp_path / "bounds.yaml")], cwd=tmp_path, env=cli_env(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    peak = 0.0
+    while proc.poll() is None and time.monotonic() - started < timeout:
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+            peak = max(peak, int(status.split("VmHWM:")[1].split()[0]) / 1024)
+        except (OSError, IndexError, ValueError):
+            pass
+        time.sleep(0.05)
+    out, err = proc.communicate(timeout=5) if proc.poll() is not None else (proc.kill(), ("", "killed"))[1]
+    assert proc.returncode == 0, err
+    return out, time.monotonic() - started, peak
+
+
+def test_a_fifo_behind_a_link_is_never_opened(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    os.mkfifo(data / ".hidden_fifo")
+    (data / "data.csv").symlink_to(".hidden_fifo")
+    (data / "ok.csv").write_text("a,b\n1,2\n")
+    before = sorted(os.listdir(data))
+    out, seconds, _ = describe_watched(data, tmp_path, "analyzer:\n  cache: true\n", timeout=30)
+    assert seconds < 20 and "## data.csv" in out and "Not a regular file" in out and "## ok.csv" in out
+    assert sorted(os.listdir(data)) == before
+
+
+def zip_bomb(path: Path, megabytes: int) -> None:
+    """An .xlsx whose one sheet inflates to `megabytes` MB of XML from a few hundred KB."""
+    row = "".join(f'<row r="{i}"><c r="A{i}" t="inlineStr"><is><t>{"x" * 40}</t></is></c></row>'
+                  for i in range(1, 1001)).encode()
+    parts = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+        '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+        '<Default Extension="xml" ContentType="application/xml"/><Override PartName="/xl/workbook.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+        '<Override PartName="/xl/worksheets/sheet1.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/></Types>',
+        "_rels/.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
+        'officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": '<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" '
+        'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>'
+        '<sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        'relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+    }
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, text in parts.items():
+            archive.writestr(name, text)
+        with archive.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as sheet:
+            sheet.write(b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>')
+            for _ in range(megabytes * 1024 * 1024 // len(row)):
+                sheet.write(row)
+            sheet.write(b"</sheetData></worksheet>")
+
+
+def test_an_excel_zip_bomb_costs_a_bounded_child_not_dsstar(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    zip_bomb(data / "bomb.xlsx", 60)
+    (data / "ok.csv").write_text("a,b\n1,2\n")
+    before = tree_bytes(data)
+    out, seconds, peak = describe_watched(data, tmp_path, "analyzer:\n  file_timeout_s: 4\n  max_memory_mb: 512\n")
+    assert "## bomb.xlsx" in out and "Not profiled: profiling" in out and "bound" in out, out
+    assert "## ok.csv" in out and "2 columns" in out  # The rest of the folder is described as usual.
+    assert seconds < 60 and peak < PEAK_MB, (seconds, peak)
+    assert tree_bytes(data) == before
+
+
+def test_a_file_that_is_one_huge_line_costs_a_bounded_child_not_dsstar(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    with (data / "oneline.csv").open("wb") as handle:
+        handle.write(b"a,b\n")
+        for _ in range(150):
+            handle.write(b"1," * (1 << 19))  # 150 MB, no newline
+    out, seconds, peak = describe_watched(data, tmp_path, "analyzer:\n  file_timeout_s: 20\n  max_memory_mb: 256\n")
+    assert "## oneline.csv" in out and "Not profiled: profiling" in out and "bound" in out, out
+    assert seconds < 60 and peak < PEAK_MB, (seconds, peak)
+
+
+def test_the_run_time_budget_bounds_analysis(tmp_path):
+    from dsstar_cli.analyzer import analyze_folder
+    from dsstar_cli.analyzer.limits import AnalyzerLimits
+
+    data = tmp_path / "data"
+    data.mkdir()
+    zip_bomb(data / "bomb.xlsx", 60)
+    (data / "ok.csv").write_text("a,b\n1,2\n")
+    started = time.monotonic()
+    files = analyze_folder(data, AnalyzerLimits(seconds_per_file=60), lambda event: None, "builtin", workers=1,
+                           deadline=started + 3)
+    took = time.monotonic() - started
+    notes = {f.path: f.error for f in files}
+    assert took < 15 and "time budget" in (notes["bomb.xlsx"] or ""), (took, notes)
