@@ -119,3 +119,37 @@ def test_the_run_time_budget_bounds_analysis(tmp_path):
     took = time.monotonic() - started
     notes = {f.path: f.error for f in files}
     assert took < 15 and "time budget" in (notes["bomb.xlsx"] or ""), (took, notes)
+
+
+def test_many_files_of_one_layout_are_profiled_once_and_described_by_reference(tmp_path):
+    from dsstar_cli.analyzer import analyze_folder
+    from dsstar_cli.analyzer.limits import AnalyzerLimits
+    from dsstar_cli.analyzer.siblings import MANY_FILES
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(MANY_FILES + 1):
+        (data / f"store_{i:05d}.csv").write_text("day,store,sales\n" + "2025-01-01,1,3\n" * (1 + i % 3))
+    (data / "other.csv").write_text("a;b\n1;2\n")
+    outside = tmp_path / "secret.csv"
+    outside.write_text("day,store,sales\nCANARY-OUTSIDE,1,1\n")
+    (data / "zz_link.csv").symlink_to(outside)
+    files = {f.path: f for f in analyze_folder(data, AnalyzerLimits(), lambda event: None, "builtin")}
+    assert "3 columns" in files["store_00000.csv"].description            # profiled in full
+    sibling = files["store_00002.csv"].description
+    assert sibling.startswith("Same layout as store_00000.csv") and "day,store,sales" in sibling
+    assert "3 line(s) after it" in sibling
+    assert "2 columns" in files["other.csv"].description                   # its own layout: profiled
+    assert files["zz_link.csv"].format == "link" and not any("CANARY" in f.description for f in files.values())
+
+
+def test_a_few_files_are_each_profiled_in_full(tmp_path):
+    from dsstar_cli.analyzer import analyze_folder
+    from dsstar_cli.analyzer.limits import AnalyzerLimits
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for i in range(3):
+        (data / f"store_{i}.csv").write_text("day,store,sales\n2025-01-01,1,3\n")
+    files = analyze_folder(data, AnalyzerLimits(), lambda event: None, "builtin")
+    assert all("3 columns" in f.description for f in files)

@@ -19,9 +19,10 @@ from typing import Callable
 
 from dsstar_cli.analyzer.bounded import profile_all
 from dsstar_cli.analyzer.cache import DescriptionCache
-from dsstar_cli.analyzer.discover import leads_outside, list_data_files
+from dsstar_cli.analyzer.discover import list_data_files, outside_check
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.siblings import references
 from dsstar_cli.events import Event, Sink
 
 # Called for a file no built-in profiler knows: (absolute path, relative name) -> description.
@@ -132,6 +133,13 @@ def stopped(root: Path, relative: Path, why: str) -> FileDescription:
                            f"and size ({_human_size(size)}) are known; read it with care (in chunks).", why)
 
 
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _route(root: Path, relative: Path, mode: str, describe_unknown: UnknownDescriber | None) -> str:
     """Where a file is described: "child" (a built-in profiler, bounded), or "here"."""
     path = root / relative
@@ -172,19 +180,25 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
                                       "chars": len(result.description), "error": result.error,
                                       "cached": result.cached, "done": done, "files": len(files)}))
 
-    jobs = []
+    regular, leads_outside = [], outside_check(root)
     for index, relative in enumerate(files):
         path = root / relative
-        # Before the cache: its key reads the file (a FIFO would block), and a description cached
-        # while links were followed must not be served now.
-        if not follow_links and leads_outside(root, path):
+        # First: the cache key and the layout check read the file (a FIFO would block), and a
+        # description cached while links were followed must not be served now.
+        if not follow_links and leads_outside(path):
             finish(index, outside_link(relative))
+        elif _is_regular(path):
+            regular.append(index)
+        else:
+            finish(index, describe_file(root, relative, limits, mode, describe_unknown))
+    jobs, by_reference = [], references(root, [files[index] for index in regular])
+    for index in regular:
+        relative, path = files[index], root / files[index]
+        if relative in by_reference:  # Cheap, and it depends on another file: never cached.
+            finish(index, FileDescription(str(relative), format_of_name(relative.name), os.stat(path).st_size,
+                                          "builtin", by_reference[relative]))
             continue
-        try:
-            regular = stat.S_ISREG(os.stat(path).st_mode)
-        except OSError:
-            regular = False
-        keys[index] = cache.key(path, str(relative), context) if cache and regular else None
+        keys[index] = cache.key(path, str(relative), context) if cache else None
         hit = cache.get(keys[index]) if keys[index] else None
         if hit is not None:
             finish(index, FileDescription(**{**hit, "cached": True}))

@@ -8,16 +8,32 @@ beyond what it is (see `leads_outside`). Links that stay inside the data folder 
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
+from typing import Callable
 
 SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".dsstar"}
 
 
 def leads_outside(root: Path, path: Path) -> bool:
     """`path`, below `root`, resolves to a place outside `root` (through a link on its way)."""
-    real, root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
-    return real != root and root not in real.parents
+    return outside_check(root)(path)
+
+
+def outside_check(root: Path) -> Callable[[Path], bool]:
+    """`leads_outside` for many paths below one root: each folder is resolved once, a file only
+    when it is a link itself (10,000 files cost milliseconds, not seconds)."""
+    real_root = os.path.realpath(root)
+    real_folder = functools.lru_cache(maxsize=None)(os.path.realpath)
+
+    def check(path: Path) -> bool:
+        text = str(path)
+        real = os.path.realpath(text) if os.path.islink(text) else os.path.join(
+            real_folder(os.path.dirname(text)), os.path.basename(text))
+        return real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+    return check
 
 
 def list_data_files(root: Path, follow_links: bool = False) -> list[Path]:
@@ -27,6 +43,7 @@ def list_data_files(root: Path, follow_links: bool = False) -> list[Path]:
     """
     found: list[Path] = []
     seen_dirs: set[tuple[int, int]] = set()
+    outside_of_root = outside_check(root)
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
         st = os.stat(dirpath)
         if (st.st_dev, st.st_ino) in seen_dirs:  # A symlink loop: walk each real folder once.
@@ -35,7 +52,7 @@ def list_data_files(root: Path, follow_links: bool = False) -> list[Path]:
         seen_dirs.add((st.st_dev, st.st_ino))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
         if not follow_links:
-            outside = {d for d in dirnames if leads_outside(root, Path(dirpath, d))}
+            outside = {d for d in dirnames if outside_of_root(Path(dirpath, d))}
             found += [Path(dirpath, d).relative_to(root) for d in outside]
             dirnames[:] = [d for d in dirnames if d not in outside]
         for name in filenames:
