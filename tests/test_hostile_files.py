@@ -153,3 +153,24 @@ def test_a_few_files_are_each_profiled_in_full(tmp_path):
         (data / f"store_{i}.csv").write_text("day,store,sales\n2025-01-01,1,3\n")
     files = analyze_folder(data, AnalyzerLimits(), lambda event: None, "builtin")
     assert all("3 columns" in f.description for f in files)
+
+
+def test_a_fifo_a_script_plants_in_its_work_folder_blocks_nothing(tmp_path):
+    from dsstar_cli.runlog import RunFolder
+    from dsstar_cli.sandbox import Executor
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.csv").write_text("a\n1\n")
+    run = RunFolder(tmp_path / "run")
+    executor = Executor(run.work, data, timeout_s=10, tier="basic")  # The confined tiers refuse mkfifo.
+    try:
+        started = time.monotonic()
+        result = executor.run("import os\nos.mkfifo('pipe.csv')\nos.symlink('pipe.csv', 'plot.png')\n"
+                              "open('table.csv', 'w').write('x\\n1\\n')\nprint('planted')", "fifo")
+        artifacts = run.artifacts()
+    finally:
+        executor.close()
+        run.close()
+    assert result.ok and "planted" in result.stdout, result.stderr
+    assert artifacts == ["work/table.csv"] and time.monotonic() - started < 10
