@@ -8,8 +8,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable, TypeVar
 
+from dsstar_cli.errors import stop_signal
 from dsstar_cli.events import Event, Sink
-from dsstar_cli.model import ContextTooLong, Messages, Models
+from dsstar_cli.model import ContextTooLong, Messages, Models, Reply, RunDeadline
 from dsstar_cli.roles import clip, debugger, format_reminder
 from dsstar_cli.runlog import RunFolder
 from dsstar_cli.sandbox import Execution, Executor
@@ -60,7 +61,7 @@ def shrink(messages: Messages) -> tuple[Messages, int]:
     return messages[:longest] + [{**messages[longest], "content": shorter}] + messages[longest + 1:], cut
 
 
-FINALIZE_GRACE_S = 60.0  # A run out of time still gets its answer written, within this long.
+FINALIZE_GRACE_S = 60.0  # A run out of time still gets its answer written, within this long (calls included).
 
 
 class BudgetExhausted(Exception):
@@ -74,20 +75,29 @@ class BudgetExhausted(Exception):
 
 @dataclass
 class Budget:
+    """What the run may still spend. The deadline bounds every model call in flight and every script,
+    not only the start of each: a call still running at the deadline is abandoned."""
+
     max_cost_usd: float | None = None
     deadline: float | None = None  # time.monotonic() value
     timeout_s: float | None = None
     stop: threading.Event | None = None  # Set from another thread (batch Ctrl-C): end as interrupted.
+    grace: bool = False  # The deadline is the finalizer's grace period, not --timeout.
 
     def check(self, models: Models) -> None:
         if self.stop is not None and self.stop.is_set():
-            raise KeyboardInterrupt  # Only the main thread gets the signal; this passes it on.
+            raise stop_signal(self.stop)  # Only the main thread gets the signal; this passes it on.
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise BudgetExhausted("time", f"the time budget ({self.timeout_s:g} s, --timeout) ran out")
+            raise self.out_of_time()
         cost = models.total().cost_usd
         if self.max_cost_usd is not None and cost is not None and cost >= self.max_cost_usd:
             raise BudgetExhausted("cost", f"the cost budget (${self.max_cost_usd:g}, --max-cost) ran out "
                                           f"at ${cost:.4f}")
+
+    def out_of_time(self) -> BudgetExhausted:
+        if self.grace:
+            return BudgetExhausted("time", f"the final answer's grace period ({FINALIZE_GRACE_S:g} s) ran out")
+        return BudgetExhausted("time", f"the time budget ({self.timeout_s:g} s, --timeout) ran out")
 
 
 class Agent:
@@ -110,8 +120,10 @@ class Agent:
         return None if deadline is None else max(0.1, deadline - time.monotonic())
 
     def finalizing(self) -> None:
-        """No more budget checks: only the finalizer is left, with a short grace period for its script."""
-        self.budget = Budget(deadline=time.monotonic() + FINALIZE_GRACE_S if self.budget.deadline else None)
+        """No more cost or --timeout checks: only the finalizer is left, with a short grace period for
+        its calls and script (when the run had a deadline). A stop request still ends it."""
+        deadline = time.monotonic() + FINALIZE_GRACE_S if self.budget.deadline else None
+        self.budget = Budget(deadline=deadline, stop=self.budget.stop, grace=True)
 
     def chat(self, role: str, messages: Messages) -> str:
         self.budget.check(self.models)
@@ -122,12 +134,12 @@ class Agent:
         # nor leaves a reply (a model could echo one it was shown elsewhere).
         messages = redact_tree(messages, self._secrets)
         try:
-            reply = self.models.ask(role, messages)
+            reply = self._ask_model(role, messages)
         except ContextTooLong as exc:  # Once: cut the longest part of the prompt and ask again.
             messages, cut = shrink(messages)
             self.emit(Event("context_shrunk", {"round": self.round, "role": role, "chars_cut": cut,
                                                "error": str(exc)[:300]}))
-            reply = self.models.ask(role, messages)
+            reply = self._ask_model(role, messages)
         seconds = time.monotonic() - started
         reply.text = redact(reply.text, self._secrets)
         if self.run_folder:
@@ -136,6 +148,13 @@ class Agent:
                                  "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd,
                                  "seconds": round(seconds, 3)}))
         return reply.text
+
+    def _ask_model(self, role: str, messages: Messages) -> Reply:
+        """One call, abandoned when the budget's deadline passes or a stop is requested."""
+        try:
+            return self.models.ask(role, messages, deadline=self.budget.deadline, stop=self.budget.stop)
+        except RunDeadline:
+            raise self.budget.out_of_time() from None
 
     def ask(self, role: str, messages: Messages, parse: Callable[[str], T | None], **reminder: str) -> T | None:
         """Ask, parse, and on a malformed reply re-ask once with a format reminder. None if still bad."""

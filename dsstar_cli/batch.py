@@ -7,14 +7,15 @@ was cut short resumes where it stopped.
 from __future__ import annotations
 
 import json
+import queue
 import threading
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.config import Config
-from dsstar_cli.errors import Terminated, UsageError
+from dsstar_cli.errors import StopRequest, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult
@@ -102,33 +103,78 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
             agent.executor.close()
     finally:
         analysis_folder.close()
-    results: list[RunResult] = []
-    stop = threading.Event()
+    stop = StopRequest()
 
     def answer(question: Question) -> RunResult:
         return ask(AskRequest(data_dir, question.question, question.guidelines, stop), config, lambda event: None,
                    models=models_factory(), files=files)
 
-    pool = ThreadPoolExecutor(max_workers=workers)
-    futures = {pool.submit(answer, q): q for q in questions}
-    reported: set = set()
+    return _answer_all(questions, answer, workers, on_result, stop)
 
-    def report(future) -> None:
-        reported.add(future)
-        results.append(future.result())
-        on_result(futures[future], results[-1])
+
+STOP_GRACE_S = 2.0  # After Ctrl-C or SIGTERM, how long running questions get to report as interrupted.
+
+
+def _answer_all(questions: list[Question], answer: Callable[[Question], RunResult], workers: int,
+                on_result: Callable[[Question, RunResult], None], stop: StopRequest) -> list[RunResult]:
+    """Answer on `workers` daemon threads; report each result from this (the main) thread.
+
+    Daemon threads, not a ThreadPoolExecutor: the interpreter joins an executor's threads at exit, so a
+    question stuck in a call or a script would keep a stopped process alive. On Ctrl-C or SIGTERM
+    (which only this thread receives), questions not started are dropped and running ones are asked to
+    stop; they end as interrupted at their next check (a model call in flight is abandoned at once) and
+    are reported if they do so within STOP_GRACE_S, then the signal goes on. Whatever still runs then
+    dies with the process (the sandbox worker of a script in flight included: it never outlives dsstar).
+    """
+    todo: queue.SimpleQueue[Question] = queue.SimpleQueue()
+    for question in questions:
+        todo.put(question)
+    finished: queue.Queue = queue.Queue()
+    running = [0]
+    lock = threading.Lock()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                question = todo.get_nowait()
+            except queue.Empty:
+                return
+            with lock:
+                running[0] += 1
+            try:
+                finished.put((question, answer(question), None))
+            except BaseException as exc:  # Re-raised in the main thread, as a pool's future would.
+                finished.put((question, None, exc))
+
+    for _ in range(min(workers, len(questions))):
+        threading.Thread(target=work, name="dsstar-batch", daemon=True).start()
+    results: list[RunResult] = []
+
+    def report(item) -> None:
+        question, result, error = item
+        if error is not None:
+            raise error
+        results.append(result)
+        on_result(question, result)
 
     try:
-        for future in as_completed(futures):  # Runs in this thread only: on_result needs no lock.
-            report(future)
-    except (KeyboardInterrupt, Terminated):
-        # Ctrl-C: questions not started are dropped; running ones end as "interrupted" at their next
-        # model call, and their results are still reported, so a rerun with --out asks them again.
-        stop.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        for future in futures:
-            if future not in reported and future.done() and not future.cancelled():
-                report(future)
+        for _ in questions:
+            report(finished.get())  # This thread only: on_result needs no lock. A signal interrupts the wait.
+    except (KeyboardInterrupt, Terminated) as signal:
+        stop.request(signal)
+        with lock:
+            unreported = running[0] - len(results)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while unreported > 0 and (left := deadline - time.monotonic()) > 0:
+            try:
+                item = finished.get(timeout=left)
+            except queue.Empty:
+                break
+            unreported -= 1
+            if item[2] is None:
+                report(item)
         raise
-    pool.shutdown()
+    except BaseException:
+        stop.set()  # A failure in one question ends the batch: the others stop at their next check.
+        raise
     return results

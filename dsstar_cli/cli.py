@@ -91,7 +91,8 @@ def ask(
     config_file: Optional[Path] = typer.Option(None, "--config", "-c", help="YAML config file."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round cap (default 10)."),
     code_timeout: Optional[float] = typer.Option(None, "--code-timeout", help="Seconds a script may run."),
-    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout", help="Seconds one model call may take."),
+    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout",
+                                                help="Wall-clock seconds each attempt of a model call may take."),
     max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget for the run's model calls."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds the whole run may take."),
     guidelines: Optional[str] = typer.Option(None, "--guidelines", "-g",
@@ -198,8 +199,8 @@ def _print_result(result, console: Console, as_json: bool, jsonl: bool, silent: 
         render_result(shown, console) if live else plain_result(shown, sys.stderr)
     if result.answer is not None:  # Exactly as given to a pipe; made visible for a terminal.
         sys.stdout.write((shown.answer if sys.stdout.isatty() else result.answer) + "\n")
-    elif silent or not live:
-        sys.stderr.write(f"dsstar: no answer: {result.reason}\n")
+    elif silent:  # Otherwise the summary above already gave the reason: once is enough.
+        sys.stderr.write(f"dsstar: no answer: {shown.reason}\n")
 
 
 def _ask_batch(data_dir: Path, questions_file: Path, config, workers: int, out: Optional[Path], silent: bool) -> int:
@@ -230,8 +231,9 @@ def _ask_batch(data_dir: Path, questions_file: Path, config, workers: int, out: 
         results = ask_batch(data_dir, todo, config, workers, lambda q, r: (answered.append(r), on_result(q, r)),
                             lambda event: None) if todo else []
     except (KeyboardInterrupt, Terminated) as exc:
+        rerun = "rerun with the same --out to ask the rest" if out else "with --out FILE a rerun skips the answered"
         sys.stderr.write(f"dsstar: interrupted after {sum(r.answer is not None for r in answered)} answer(s); "
-                         f"rerun with the same --out to ask the rest\n")
+                         f"{rerun}\n")
         return ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
     finally:
         if sink:
@@ -288,6 +290,10 @@ def bench(
         rows += _run_bench(harness, folder, plan.todo, config, workers, out)
     except DsstarError as exc:
         _fail(exc, as_json, debug)
+    except (KeyboardInterrupt, Terminated) as exc:
+        again = f"rerun with --out {out} --resume to run the rest" if out else "rerun to run them again"
+        sys.stderr.write(f"dsstar bench: interrupted; {again}\n")
+        raise typer.Exit(ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED)
     if submission is not None:
         harness.write_submission(submission, rows)
     summary = harness.summarize(rows)

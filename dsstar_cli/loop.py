@@ -161,7 +161,11 @@ class DSStarLoop:
             return self._result(FAILED, None, f"{why}no script ran successfully in {self.rounds} round(s)")
         self.agent.finalizing()  # The answer still gets made, within a short grace period.
         messages = finalizer.messages(self.task.question, self.task.guidelines, best.code, self._output(best))
-        final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.files, self.data_dir)
+        try:
+            final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.files, self.data_dir)
+        except BudgetExhausted as late:  # Its grace period ran out too, mid-call or mid-script.
+            why = f"{stop.reason}, and " if stop else ""
+            return self._result(FAILED, None, f"{why}{late.reason} before the final answer was written")
         answer = final.execution.stdout.strip() if final.ok else ""
         if not answer:
             why = "printed nothing" if final.ok else "did not run"

@@ -1,17 +1,25 @@
 """The chat-model seam: one small protocol, the litellm adapter, and a scripted fake for tests.
 
-Everything above this module sees only `ChatModel.complete(messages, role=...) -> Reply` and the
-`ModelError` family, so the loop is tested with `ScriptedModel` and no network, while the real
-path (litellm over HTTP) is tested end to end against a local OpenAI-compatible server.
+Everything above this module sees only `ChatModel.complete(messages, role=..., deadline=..., stop=...)
+-> Reply`, the `ModelError` family and `RunDeadline`, so the loop is tested with `ScriptedModel` and
+no network, while the real path (litellm over HTTP) is tested end to end against a local
+OpenAI-compatible server.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import random
+import re
+import socket
+import threading
 import time
+import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
+
+from dsstar_cli.errors import stop_signal
 
 Messages = list[dict[str, str]]
 
@@ -32,9 +40,13 @@ class Reply:
 
 
 class ChatModel(Protocol):
+    """`deadline` (a time.monotonic() value) bounds the call, retries included: past it the call is
+    abandoned with RunDeadline. `stop`, once set (from another thread), ends it with the signal's exception."""
+
     name: str
 
-    def complete(self, messages: Messages, *, role: str) -> Reply: ...
+    def complete(self, messages: Messages, *, role: str, deadline: float | None = None,
+                 stop: threading.Event | None = None) -> Reply: ...
 
 
 class ModelError(Exception):
@@ -61,6 +73,71 @@ class ContextTooLong(ModelError):
     kind = "context_window"
 
 
+class RunDeadline(Exception):
+    """The run's deadline passed while a call (or the wait before its next attempt) was in flight:
+    the call was abandoned. Not a ModelError: the model did nothing wrong, the run is out of time."""
+
+
+# --------------------------------------------------------------------------------------------
+# A call bounded by wall clock
+# --------------------------------------------------------------------------------------------
+
+POLL_S = 0.1  # How often a waiting worker thread looks at its stop request (signals reach only the main thread).
+
+
+class CallTimedOut(Exception):
+    """`bounded_call`'s deadline passed first; the call goes on in its abandoned thread, unheard."""
+
+
+def bounded_call(call: Callable[[], Any], deadline: float | None, stop: threading.Event | None = None) -> Any:
+    """`call()`'s value (or its exception), waited for until `deadline` at most.
+
+    Socket timeouts are per read, so a server that sends a byte every few seconds defeats them; the
+    wall clock cannot be fooled. The call runs in a daemon thread and is abandoned at the deadline
+    (CallTimedOut), on a signal (in the main thread, the wait is interrupted at once), or when `stop`
+    is set: the abandoned thread holds nothing but its own request, whose result no one reads, so it
+    cannot change the run's state, and it never keeps the process from exiting.
+    """
+    box: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # Handed to the waiting thread, or dropped with the call.
+            box["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=target, name="dsstar-model-call", daemon=True).start()
+    while True:
+        if stop is not None and stop.is_set():
+            raise stop_signal(stop)
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise CallTimedOut()
+        wait = POLL_S if stop is not None and (remaining is None or remaining > POLL_S) else remaining
+        if finished.wait(wait):
+            break
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def pause(seconds: float, deadline: float | None, stop: threading.Event | None = None) -> None:
+    """Sleep `seconds`, but no later than `deadline` (then RunDeadline) and not past a stop request."""
+    end = time.monotonic() + seconds if deadline is None else min(time.monotonic() + seconds, deadline)
+    while (left := end - time.monotonic()) > 0:
+        if stop is None:
+            time.sleep(left)  # In the main thread a signal interrupts it.
+        elif stop.wait(min(left, POLL_S * 10)):
+            raise stop_signal(stop)
+    if stop is not None and stop.is_set():
+        raise stop_signal(stop)
+    if deadline is not None and time.monotonic() >= deadline:
+        raise RunDeadline()
+
+
 # --------------------------------------------------------------------------------------------
 # litellm adapter
 # --------------------------------------------------------------------------------------------
@@ -79,7 +156,32 @@ def import_litellm():
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     litellm.num_retries = 0  # Our own retry loop counts attempts (see LiteLLMModel.complete).
+    _quiet_libraries()
     return litellm
+
+
+# What the libraries under litellm would print on their own: warnings raised in their modules (e.g.
+# pydantic's "serializer warnings" for a reply with a malformed `usage`) and their log records. What
+# went wrong reaches the user once, as a ModelError's message (see classify_error).
+QUIET_MODULES = r"(litellm|pydantic|pydantic_core|openai|httpx|httpcore|anthropic|google)(\.|$)"
+QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx", "httpcore", "openai")
+
+
+def _quiet_libraries() -> None:
+    """Silence the model libraries at their source. A filter on the warnings' modules rather than a
+    `catch_warnings` around each call: that one changes process-wide state and is not thread-safe,
+    and batch mode calls from many threads. LITELLM_LOG set by the user keeps litellm's logging."""
+    global _quiet
+    if _quiet:
+        return
+    warnings.filterwarnings("ignore", module=QUIET_MODULES)
+    if not os.environ.get("LITELLM_LOG"):
+        for name in QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _quiet = True
+
+
+_quiet = False
 
 
 def missing_credentials(model: str, api_base: str | None) -> list[str]:
@@ -119,7 +221,7 @@ class LiteLLMModel:
         timeout_s: float = 180,
         temperature: float | None = None,
         max_tokens: int | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         attempts: int = RETRY_ATTEMPTS,
         max_delay_s: float = RETRY_MAX_DELAY_S,
     ):
@@ -130,7 +232,7 @@ class LiteLLMModel:
         self.timeout_s = timeout_s
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self._sleep = sleep
+        self._sleep = sleep  # Tests record the backoff instead of waiting it (then no deadline applies to it).
 
     def _request_args(self, messages: Messages) -> dict:
         args: dict = {"model": self.name, "messages": messages, "timeout": self.timeout_s, "max_retries": 0}
@@ -144,18 +246,30 @@ class LiteLLMModel:
             args["max_tokens"] = self.max_tokens
         return args
 
-    def complete(self, messages: Messages, *, role: str) -> Reply:
+    def complete(self, messages: Messages, *, role: str, deadline: float | None = None,
+                 stop: threading.Event | None = None) -> Reply:
+        """Every attempt is bounded by `timeout_s` of wall clock (and all of them by `deadline`)."""
         litellm = import_litellm()
         args = self._request_args(messages)
         for attempt in range(1, self.attempts + 1):
+            limit = time.monotonic() + self.timeout_s
+            cause: Exception | None = None
             try:
-                response = litellm.completion(**args)
+                response = bounded_call(lambda: litellm.completion(**args), _earliest(limit, deadline), stop)
                 return self._reply(litellm, response)
+            except CallTimedOut:
+                if deadline is not None and deadline <= limit:
+                    raise RunDeadline() from None
+                error: ModelError | _Transient = _Transient(timed_out(self.name, self.api_base, self.attempts))
             except Exception as exc:  # Classified below; nothing escapes unclassified.
-                error = classify_error(litellm, exc, self.name, self.api_base, self.attempts)
-                if not isinstance(error, _Transient) or attempt == self.attempts:
-                    raise (error.final if isinstance(error, _Transient) else error) from exc
-                self._sleep(backoff_delay(attempt, error.retry_after, self.max_delay_s))
+                cause, error = exc, classify_error(litellm, exc, self.name, self.api_base, self.attempts)
+            if not isinstance(error, _Transient) or attempt == self.attempts:
+                raise (error.final if isinstance(error, _Transient) else error) from cause
+            delay = backoff_delay(attempt, error.retry_after, self.max_delay_s)
+            if self._sleep:
+                self._sleep(delay)
+            else:
+                pause(delay, deadline, stop)
         raise AssertionError("unreachable")
 
     def _reply(self, litellm, response) -> Reply:
@@ -163,12 +277,26 @@ class LiteLLMModel:
         text = (choices[0].message.content or "") if choices else ""
         usage = getattr(response, "usage", None)
         return Reply(
-            text=text,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            text=text if isinstance(text, str) else str(text),
+            input_tokens=_count(getattr(usage, "prompt_tokens", 0)),
+            output_tokens=_count(getattr(usage, "completion_tokens", 0)),
             cost_usd=_price(litellm, self.name, response),
             model=self.name,
         )
+
+
+def _earliest(*deadlines: float | None) -> float | None:
+    known = [d for d in deadlines if d is not None]
+    return min(known) if known else None
+
+
+def _count(value: Any) -> int:
+    """A token count as a server reported it; 0 for anything that is not a count (never a crash)."""
+    try:
+        count = int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return count if 0 <= count < 10**12 else 0
 
 
 def is_priced(model: str) -> bool:
@@ -216,11 +344,14 @@ def _retry_after(exc: Exception) -> float | None:
 
 def classify_error(litellm, exc: Exception, model: str, api_base: str | None,
                    attempts: int = RETRY_ATTEMPTS) -> ModelError | _Transient:
-    """Turn a provider exception into a message a user can act on."""
-    where = f" at {api_base}" if api_base else ""
-    detail = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    """Turn a provider exception into one short message a user can act on.
+
+    The one place where library exceptions become words: no library class name, warning or
+    traceback text gets through (litellm puts whole tracebacks into some of its messages)."""
+    where = f" at {_masked(api_base)}" if api_base else ""
+    detail = short_detail(exc)
     if isinstance(exc, litellm.ContextWindowExceededError) or "context length" in detail.lower() \
-            or "context_length_exceeded" in detail:
+            or "context_length_exceeded" in str(exc):
         return ContextTooLong(f"the prompt is longer than {model}'s context window ({detail})")
     if isinstance(exc, litellm.AuthenticationError) or getattr(exc, "status_code", None) in (401, 403):
         return ModelConfigError(f"the provider rejected the credentials for {model}{where}: check its API key ({detail})")
@@ -229,18 +360,79 @@ def classify_error(litellm, exc: Exception, model: str, api_base: str | None,
     if isinstance(exc, litellm.RateLimitError):
         return _Transient(ModelUnreachable(f"{model} kept rate-limiting after {attempts} attempts"), _retry_after(exc))
     if isinstance(exc, litellm.Timeout):
-        return _Transient(ModelUnreachable(f"{model}{where} did not answer in time after {attempts} attempt(s) "
-                                           "(raise --llm-timeout if it is just slow)"))
-    # litellm reports a refused connection as a server error whose text says "Connection error".
+        return _Transient(timed_out(model, api_base, attempts))
+    if "invalid response object" in str(exc).lower():  # litellm could not read the reply (e.g. its `usage`).
+        return _Transient(ModelUnreachable(f"{model}{where} kept sending replies that are not valid chat "
+                                           f"completions (e.g. a malformed `usage` field), {attempts} attempt(s)"))
+    network = network_failure(exc, bool(api_base))
+    if network:
+        return _Transient(ModelUnreachable(f"cannot reach {model}{where} after {attempts} attempt(s): {network}"))
+    # litellm reports a broken connection as a server error whose text says only "Connection error".
     if isinstance(exc, litellm.APIConnectionError) or "connection error" in detail.lower():
-        return _Transient(ModelUnreachable(f"cannot reach {model}{where}: {detail}"))
+        return _Transient(ModelUnreachable(f"the connection to {model}{where} kept failing after {attempts} "
+                                           f"attempt(s): {short_detail(_innermost(exc))}"))
     if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
         return _Transient(ModelUnreachable(f"{model}{where} kept failing (server error): {detail}"))
     if isinstance(exc, litellm.BadRequestError):
         return ModelConfigError(f"{model}{where} refused the request: {detail}")
     if isinstance(exc, litellm.APIError):
         return _Transient(ModelUnreachable(f"{model}{where} answered with an error: {detail}"))
-    return ModelError(f"calling {model}{where} failed: {type(exc).__name__}: {detail}")
+    return ModelError(f"calling {model}{where} failed: {detail}")
+
+
+def timed_out(model: str, api_base: str | None, attempts: int) -> ModelUnreachable:
+    where = f" at {_masked(api_base)}" if api_base else ""
+    return ModelUnreachable(f"{model}{where} did not answer in time after {attempts} attempt(s) "
+                            "(raise --llm-timeout if it is just slow)")
+
+
+_TRACEBACK = "Traceback (most recent call last)"
+# "litellm.InternalServerError: InternalServerError: OpenAIException - ": the libraries' names for their errors.
+_ERROR_NAMES = re.compile(r"^(?:\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*[:-]\s*)+")
+_SERVER_MESSAGE = re.compile(r"""["']message["']\s*:\s*["']((?:[^"'\\]|\\.){1,300})["']""")
+
+
+def short_detail(exc: BaseException) -> str:
+    """The gist of an exception's text: its first line, without library error names, tracebacks or
+    the request dump litellm appends; the server's own `message` when it sent one."""
+    text = str(exc).split(_TRACEBACK)[0]
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    line = _ERROR_NAMES.sub("", line).strip()
+    found = _SERVER_MESSAGE.search(line)
+    if found:
+        line = found.group(1)
+    return line[:300] or type(exc).__name__
+
+
+def network_failure(exc: BaseException, custom_server: bool) -> str | None:
+    """What the network said, from the OSError under litellm's and httpx's wrappers; None if none."""
+    where = "is the server running?" if custom_server else "check the network connection"
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return f"Connection refused; {where}"
+        if isinstance(current, socket.gaierror):
+            return "the host name does not resolve; " + ("check --api-base" if custom_server else where)
+        if isinstance(current, OSError) and not isinstance(current, TimeoutError) and current.strerror:
+            return f"{current.strerror}; {where}"
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The exception at the bottom of the chain of causes: what actually went wrong."""
+    seen = {id(exc)}
+    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
+        seen.add(id(inner))
+        exc = inner
+    return exc
+
+
+def _masked(url: str | None) -> str | None:
+    """A URL without the credentials it may embed (https://user:secret@host)."""
+    return re.sub(r"//[^/@]+@", "//****@", url) if url else url
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,7 +454,12 @@ class ScriptedModel:
     calls: list[tuple[str, Messages]] = field(default_factory=list)
     _queues: dict[str, list[str]] = field(default_factory=dict, init=False)
 
-    def complete(self, messages: Messages, *, role: str) -> Reply:
+    def complete(self, messages: Messages, *, role: str, deadline: float | None = None,
+                 stop: threading.Event | None = None) -> Reply:
+        if stop is not None and stop.is_set():  # Answers at once, so the bounds are only checked first.
+            raise stop_signal(stop)
+        if deadline is not None and time.monotonic() >= deadline:
+            raise RunDeadline()
         self.calls.append((role, messages))
         if callable(self.script):
             text = self.script(role, messages)
@@ -319,8 +516,9 @@ class Models:
     def for_role(self, role: str) -> ChatModel:
         return self.per_role.get(role, self.default)
 
-    def ask(self, role: str, messages: Messages) -> Reply:
-        reply = self.for_role(role).complete(messages, role=role)
+    def ask(self, role: str, messages: Messages, deadline: float | None = None,
+            stop: threading.Event | None = None) -> Reply:
+        reply = self.for_role(role).complete(messages, role=role, deadline=deadline, stop=stop)
         self.usage.setdefault(role, RoleUsage()).add(reply)
         return reply
 

@@ -180,11 +180,11 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
                                "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
     loop = None
     try:
+        agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
         if files is None:
             files = analyse(agent, config, data_dir, emit, clock["start"])
         selection = _selection(resumed, files) if resumed else retrieve(files, question, config, emit)
         clock["analysed"] = time.monotonic()
-        agent.budget = make_budget(config, clock["start"], stop)
 
         def checkpoint(loop_state: dict) -> None:
             run_folder.write(STATE_FILE, json.dumps({
@@ -199,8 +199,9 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
         signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
         loop = loop or DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
-        outcome = loop.partial("interrupted", f"interrupted by {signal_name}; continue with: dsstar resume "
-                               f"{run_folder.path}", error_kind=signal_name)
+        next_step = (f"continue with: dsstar resume {run_folder.path}" if (run_folder.path / STATE_FILE).exists()
+                     else "it stopped before its first round ended, so ask the question again")
+        outcome = loop.partial("interrupted", f"interrupted by {signal_name}; {next_step}", error_kind=signal_name)
     finally:
         agent.executor.close()
     clock["finished"] = time.monotonic()

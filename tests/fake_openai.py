@@ -25,13 +25,21 @@ def role_of(messages: list[dict]) -> str:
     return match.group(1).lower() if match else "unknown"
 
 
-FAULTS = ("429", "500", "nonjson", "empty", "cut", "hang")
+FAULTS = ("ok", "429", "500", "nonjson", "empty", "cut", "hang", "drip", "drip_headers", "slow", "usage_str",
+          "usage_text")
+DRIP_INTERVAL_S = 2.0
+SLOW_PIECE_S = 0.3
 
 
 class FakeOpenAIServer:
     """`faults`: what to do instead of answering, one per request, in order (then answer normally):
-    "429" (with Retry-After: 1), "500", "nonjson" (a 200 whose body is HTML), "empty" (no choices),
-    "cut" (the connection closes halfway through the body), "hang" (never answers).
+    "ok" (answer normally, so the faults after it hit a run midway), "429" (with Retry-After: 1),
+    "500", "nonjson" (a 200 whose body is HTML), "empty" (no choices), "cut" (the connection closes
+    halfway through the body), "hang" (never answers), "drip" (a 200 whose body comes one byte every
+    DRIP_INTERVAL_S, forever), "drip_headers" (the status line and headers come that way too),
+    "slow" (a proper answer sent in 8 pieces, one every SLOW_PIECE_S: each read gets data soon, the
+    whole takes 2.4 s), "usage_str" (a proper answer whose `usage` is the string "x"), "usage_text"
+    (a proper answer whose `usage.prompt_tokens` is "many").
     `context_limit` (characters): longer prompts get the provider's context-length error."""
 
     def __init__(self, responder: Responder, delay_s: float = 0.0, faults: list[str] | None = None,
@@ -72,8 +80,9 @@ class FakeOpenAIServer:
                 started = time.perf_counter()
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))))
                 server.requests.append({**body, "authorization": self.headers.get("authorization")})
-                if server.faults:
-                    return self._fault(server.faults.pop(0))
+                fault = server.faults.pop(0) if server.faults else "ok"
+                if fault != "ok":
+                    return self._fault(fault, body)
                 prompt_chars = sum(len(m["content"]) for m in body["messages"])
                 if server.context_limit and prompt_chars > server.context_limit:
                     return self._send(400, json.dumps({"error": {
@@ -106,7 +115,7 @@ class FakeOpenAIServer:
                     self.wfile.flush()
                     self.connection.shutdown(2)  # Mid-body: the client sees a truncated response.
 
-            def _fault(self, kind: str) -> None:
+            def _fault(self, kind: str, body: dict) -> None:
                 ok = {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
                       "choices": [{"index": 0, "finish_reason": "stop",
                                    "message": {"role": "assistant", "content": "never seen"}}],
@@ -123,6 +132,50 @@ class FakeOpenAIServer:
                     self._send(200, json.dumps(ok).encode(), cut=True)
                 elif kind == "hang":
                     time.sleep(3600)
+                elif kind == "slow":
+                    self._slow(json.dumps({**ok, "choices": self._answer(body)}).encode())
+                elif kind in ("drip", "drip_headers"):
+                    self._drip(kind == "drip_headers")
+                elif kind == "usage_str":
+                    self._send(200, json.dumps({**ok, "choices": self._answer(body), "usage": "x"}).encode())
+                elif kind == "usage_text":
+                    self._send(200, json.dumps({**ok, "choices": self._answer(body),
+                                                "usage": {"prompt_tokens": "many", "completion_tokens": 1}}).encode())
+
+            def _answer(self, body: dict) -> list[dict]:
+                """The choices a proper reply to this request would have."""
+                text = server.responder(role_of(body["messages"]), body["messages"])
+                return [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]
+
+            def _slow(self, data: bytes, pieces: int = 8) -> None:
+                """A proper answer in `pieces`, one every SLOW_PIECE_S: slow, but never silent for long."""
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                size = -(-len(data) // pieces)
+                try:
+                    for start in range(0, len(data), size):
+                        time.sleep(SLOW_PIECE_S)
+                        self.wfile.write(data[start:start + size])
+                        self.wfile.flush()
+                except OSError:
+                    return
+                server.busy_s.append(pieces * SLOW_PIECE_S)
+
+            def _drip(self, headers_too: bool) -> None:
+                """One byte every DRIP_INTERVAL_S, forever: each read gets data, so no per-read timeout fires."""
+                head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000\r\n\r\n"
+                stream = (head if headers_too else b"") + b"{" + b" " * 10**6
+                if not headers_too:
+                    self.wfile.write(head)
+                try:
+                    for i in range(len(stream)):
+                        self.wfile.write(stream[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(DRIP_INTERVAL_S)
+                except OSError:  # The client gave up: what it should do.
+                    pass
 
         return Handler
 
