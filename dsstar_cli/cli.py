@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import signal
 import sys
@@ -19,7 +18,8 @@ from dsstar_cli.display import JsonlSink, LiveDisplay, PlainDisplay, plain_resul
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.result import EXIT_CODE_HELP, ExitCode, error_json, json_schema
-from dsstar_cli.terminal import terminal_safe, visible, visible_tree
+from dsstar_cli.terminal import terminal_safe, visible
+from dsstar_cli.textmap import map_fields
 
 # pandas and litellm are imported inside the commands that need them, so --help stays fast.
 
@@ -193,8 +193,7 @@ def _print_result(result, console: Console, as_json: bool, jsonl: bool, silent: 
     if jsonl:
         return
     live = _is_live(console)
-    shown = dataclasses.replace(result, **{f.name: visible_tree(getattr(result, f.name))
-                                           for f in dataclasses.fields(result)})
+    shown = map_fields(result, visible)
     if not silent:
         render_result(shown, console) if live else plain_result(shown, sys.stderr)
     if result.answer is not None:  # Exactly as given to a pipe; made visible for a terminal.

@@ -5,7 +5,6 @@ The command line calls `ask()` with a validated Config and an event sink; nothin
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import threading
@@ -29,7 +28,8 @@ from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.result import RunResult
 from dsstar_cli.runlog import RunFolder, choose_run_root, inside, run_root_candidates
 from dsstar_cli.sandbox import Executor
-from dsstar_cli.secrets import redact_tree, redacting, secret_values
+from dsstar_cli.secrets import redact, redacting, secret_values
+from dsstar_cli.textmap import map_fields
 
 
 @dataclass
@@ -225,8 +225,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
 def redacted(result: RunResult) -> RunResult:
     """The result with every credential value masked: it goes to stdout, --json and the run folder."""
     secrets = secret_values()
-    return dataclasses.replace(result, **{f.name: redact_tree(getattr(result, f.name), secrets)
-                                          for f in dataclasses.fields(result)}) if secrets else result
+    return map_fields(result, lambda text: redact(text, secrets)) if secrets else result
 
 
 def make_budget(config: Config, started: float, stop: threading.Event | None = None) -> Budget:

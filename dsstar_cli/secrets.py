@@ -7,6 +7,8 @@ import os
 import re
 import sys
 
+from dsstar_cli.textmap import map_fields, map_strings
+
 # Environment variable names that hold credentials, whatever the provider.
 SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH)", re.IGNORECASE)
 MIN_SECRET_LEN = 8
@@ -52,13 +54,7 @@ def protect_process() -> None:
 
 def redact_tree(value, secrets: list[str]):
     """`value` with every string inside it (dicts and lists walked) redacted."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {key: redact_tree(item, secrets) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(redact_tree(item, secrets) for item in value)
-    return value
+    return map_strings(value, lambda text: redact(text, secrets))
 
 
 def redacting(sink):
@@ -68,6 +64,6 @@ def redacting(sink):
         return sink
 
     def emit(event):
-        sink(type(event)(event.kind, redact_tree(event.data, secrets), event.time))
+        sink(map_fields(event, lambda text: redact(text, secrets)))
 
     return emit

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from dsstar_cli.events import Event, Sink
+from dsstar_cli.textmap import map_fields
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidirectional formatting characters.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -23,21 +24,10 @@ def visible(text: str) -> str:
     return _UNSAFE.sub(_escape, text)
 
 
-def visible_tree(value):
-    """`value` with every string inside it (dicts and lists walked) made visible."""
-    if isinstance(value, str):
-        return visible(value)
-    if isinstance(value, dict):
-        return {key: visible_tree(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(visible_tree(item) for item in value)
-    return value
-
-
 def terminal_safe(sink: Sink) -> Sink:
     """A display sink that only ever sees events whose text is safe to print."""
 
     def emit(event: Event) -> None:
-        sink(Event(event.kind, visible_tree(event.data), event.time))
+        sink(map_fields(event, visible))
 
     return emit
