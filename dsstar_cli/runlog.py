@@ -30,6 +30,7 @@ from pathlib import Path, PurePath
 from dsstar_cli.errors import SetupError
 from dsstar_cli.events import Event
 from dsstar_cli.model import Messages, Reply
+from dsstar_cli.safewrite import replace_file
 from dsstar_cli.secrets import redact, secret_values
 
 # Names our own scripts and outputs had in work/ before they moved to scripts/ (old resumed runs).
@@ -157,7 +158,7 @@ class RunFolder:
                                      "or a file (planted by a script?)") from exc
             raise self._write_error(exc) from exc
         try:
-            self._replace_file(folder, target.name, self._clean(text))
+            replace_file(folder, target.name, self._clean(text))
         except OSError as exc:
             raise self._write_error(exc) from exc
         finally:
@@ -181,25 +182,6 @@ class RunFolder:
             os.close(folder)
             raise
         return folder
-
-    @staticmethod
-    def _replace_file(folder: int, name: str, text: str) -> None:
-        """Create a new file under a random name (O_EXCL, O_NOFOLLOW: never an existing file or a link),
-        then rename it over `name`: the rename replaces a link there instead of writing through it,
-        and a crash never leaves half a file behind."""
-        tmp = f".{name}.{_random.token_hex(8)}.tmp"
-        handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                         dir_fd=folder)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(text)
-            os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=folder)
-            except OSError:
-                pass
-            raise
 
     def _write_error(self, exc: OSError) -> RunFolderError:
         hint = " (free some disk space, or point run_dir elsewhere)" if exc.errno in (errno.ENOSPC, errno.EFBIG) \

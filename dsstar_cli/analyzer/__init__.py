@@ -140,16 +140,13 @@ def _is_regular(path: Path) -> bool:
         return False
 
 
-def _route(root: Path, relative: Path, mode: str, describe_unknown: UnknownDescriber | None) -> str:
-    """Where a file is described: "child" (a built-in profiler, bounded), or "here"."""
-    path = root / relative
+def _in_child(path: Path, mode: str) -> bool:
+    """A regular file a built-in profiler describes: profiled in a bounded child, not here."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return "here"
         _, profiler = profiler_for(path)
     except OSError:
-        return "here"
-    return "child" if mode != "llm" and profiler is not None else "here"
+        return False
+    return mode != "llm" and profiler is not None
 
 
 def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "auto",
@@ -202,7 +199,7 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
         hit = cache.get(keys[index]) if keys[index] else None
         if hit is not None:
             finish(index, FileDescription(**{**hit, "cached": True}))
-        elif _route(root, relative, mode, describe_unknown) == "child":
+        elif _in_child(path, mode):
             jobs.append((index, root, relative))
         else:
             finish(index, describe_file(root, relative, limits, mode, describe_unknown))

@@ -3,7 +3,7 @@ files or version-control and tool folders (and never through a symlink loop).
 
 A link whose target lies outside the data folder is listed but, unless `follow_links` is set, not
 entered: a folder link's files are not listed, and the analyzer gives such a link no description
-beyond what it is (see `leads_outside`). Links that stay inside the data folder work as any file.
+beyond what it is (see `outside_check`). Links that stay inside the data folder work as any file.
 """
 
 from __future__ import annotations
@@ -16,14 +16,9 @@ from typing import Callable
 SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".dsstar"}
 
 
-def leads_outside(root: Path, path: Path) -> bool:
-    """`path`, below `root`, resolves to a place outside `root` (through a link on its way)."""
-    return outside_check(root)(path)
-
-
 def outside_check(root: Path) -> Callable[[Path], bool]:
-    """`leads_outside` for many paths below one root: each folder is resolved once, a file only
-    when it is a link itself (10,000 files cost milliseconds, not seconds)."""
+    """A test of whether a path below `root` resolves outside it (through a link on its way). Each
+    folder is resolved once, a file only when it is a link itself: 10,000 files cost milliseconds."""
     real_root = os.path.realpath(root)
     real_folder = functools.lru_cache(maxsize=None)(os.path.realpath)
 

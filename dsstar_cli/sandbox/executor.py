@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from pathlib import Path
 
 from dsstar_cli.sandbox import tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
 from dsstar_cli.sandbox.worker_client import NOBODY, WarmWorker
+from dsstar_cli.safewrite import replace_file
 from dsstar_cli.secrets import redact, secret_values
 
 
@@ -142,15 +142,13 @@ class Executor:
 
 
 def write_private(folder: Path, name: str, text: str) -> Path:
-    """Write `folder/name` whole, never through a link: a fresh file opened with O_EXCL|O_NOFOLLOW,
-    then renamed over the name (a rename replaces a link, it does not follow it)."""
-    target = folder / name
-    tmp = folder / f".{name}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, target)
-    return target
+    """Write `folder/name` whole, never through a link (the folder itself is not one either)."""
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        replace_file(handle, name, text)
+    finally:
+        os.close(handle)
+    return folder / name
 
 
 def link_targets(data_dir: Path) -> list[str]:

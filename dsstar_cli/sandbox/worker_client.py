@@ -159,7 +159,7 @@ class WarmWorker:
         if self.sock:
             self.sock.close()
         self.proc = None
-        kill_marked(self.mark, self.workdir)  # A worker that died (killed by its script, in basic) swept nothing.
+        self._last_sweep()  # A worker that died (killed by its script, in basic) swept nothing.
 
     def close(self) -> None:
         if self.sock:
@@ -171,7 +171,12 @@ class WarmWorker:
             except subprocess.TimeoutExpired:
                 self._kill()
             self.proc = None
-        kill_marked(self.mark, self.workdir)
+        self._last_sweep()
+
+    def _last_sweep(self) -> None:
+        """Without a pid namespace (medium, basic) nothing else kills what a dead worker's scripts left."""
+        if self.config["isolation"] in ("landlock", "none"):
+            kill_marked(self.mark, self.workdir)
 
 
 def kill_marked(mark: str, workdir: Path, scans: int = 3) -> None:

@@ -46,6 +46,18 @@ print("leftovers running", flush=True)
 """
 
 
+# In a hostile script: try `action`, print whether the kernel delivered or refused it.
+ATTEMPT = """
+import os, signal
+def attempt(what, action):
+    try:
+        action()
+        print("delivered", what, flush=True)
+    except OSError as exc:
+        print("refused", what, exc.strerror, flush=True)
+"""
+
+
 def marker() -> str:
     return "dsstar-leftover-" + secrets.token_hex(6)
 
@@ -66,14 +78,7 @@ def test_leftovers_end_with_the_script(box):
 
 def test_leftovers_end_when_the_script_kills_its_worker(box):
     mark = marker()
-    kill_worker = """
-import signal
-def attempt(what, action):
-    try:
-        action()
-        print("delivered", what, flush=True)
-    except OSError as exc:
-        print("refused", what, exc.strerror, flush=True)
+    kill_worker = ATTEMPT + """
 group = os.getpgid(os.getppid())
 if group not in (0, os.getpgid(0)):
     attempt("the worker's group", lambda: os.killpg(group, signal.SIGKILL))
@@ -88,14 +93,7 @@ time.sleep(0.5)
     assert after.ok and "the next script runs" in after.stdout, after.stderr
 
 
-SIGNALS = """
-import os, signal
-def attempt(what, action):
-    try:
-        action()
-        print("delivered", what, flush=True)
-    except OSError as exc:
-        print("refused", what, exc.strerror, flush=True)
+SIGNALS = ATTEMPT + """
 attempt("the neighbour", lambda: os.kill(NEIGHBOUR, signal.SIGKILL))
 attempt("the worker", lambda: os.kill(os.getppid(), signal.SIGKILL))
 attempt("pid 1", lambda: os.kill(1, signal.SIGKILL))
