@@ -16,7 +16,7 @@ from dsstar_cli import model as model_mod
 from dsstar_cli.agent import Agent, Budget
 from dsstar_cli.analyzer import FileDescription, analyze_folder
 from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
-from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.discover import has_data_files
 from dsstar_cli.analyzer.retriever import Selection, litellm_embedder, select_files
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
@@ -48,7 +48,7 @@ def check_data_folder(data_dir: Path) -> Path:
         raise DataFolderError(f"{data_dir} is a file, not a folder: point dsstar at the folder that holds it")
     if not os.access(data_dir, os.R_OK | os.X_OK):
         raise DataFolderError(f"data folder {data_dir} cannot be read (permission denied)")
-    if not list_data_files(data_dir):
+    if not has_data_files(data_dir):
         raise DataFolderError(f"data folder {data_dir} has no data files (hidden files and folders are skipped)")
     return data_dir.resolve()
 
@@ -155,10 +155,12 @@ def analyse(agent: Agent, config: Config, data_dir: Path, emit: Sink,
                           deadline=(started or time.monotonic()) + timeout if timeout else None)
 
 
-def retrieve(files: list[FileDescription], question: str, config: Config, emit: Sink) -> Selection:
+def retrieve(files: list[FileDescription], question: str, config: Config, emit: Sink,
+             deadline: float | None = None) -> Selection:
     """The retriever: which descriptions go into prompts when there are too many."""
     embedding_model = config["retriever.embedding_model"]
-    embed = litellm_embedder(embedding_model, config["api_base"], config["llm.timeout_s"]) if embedding_model else None
+    embed = litellm_embedder(embedding_model, config["api_base"], config["llm.timeout_s"],
+                             deadline) if embedding_model else None
     selection = select_files(files, question, config["retriever.max_files"],
                              config["retriever.max_description_tokens"], embed)
     if selection.method != "all":
@@ -183,7 +185,9 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
         if files is None:
             files = analyse(agent, config, data_dir, emit, clock["start"])
-        selection = _selection(resumed, files) if resumed else retrieve(files, question, config, emit)
+        timeout = config["budget.timeout_s"]
+        selection = _selection(resumed, files) if resumed else retrieve(
+            files, question, config, emit, clock["start"] + timeout if timeout else None)
         clock["analysed"] = time.monotonic()
 
         def checkpoint(loop_state: dict) -> None:

@@ -89,6 +89,7 @@ def test_an_excel_zip_bomb_costs_a_bounded_child_not_dsstar(tmp_path):
     out, seconds, peak = describe_watched(data, tmp_path, "analyzer:\n  file_timeout_s: 4\n  max_memory_mb: 512\n")
     assert "## bomb.xlsx" in out and "Not profiled: profiling" in out and "bound" in out, out
     assert "## ok.csv" in out and "2 columns" in out  # The rest of the folder is described as usual.
+    assert "As far as it was read" not in out  # A container is not opened again in dsstar's process.
     assert seconds < 60 and peak < PEAK_MB, (seconds, peak)
     assert tree_bytes(data) == before
 
@@ -102,6 +103,9 @@ def test_a_file_that_is_one_huge_line_costs_a_bounded_child_not_dsstar(tmp_path)
             handle.write(b"1," * (1 << 19))  # 150 MB, no newline
     out, seconds, peak = describe_watched(data, tmp_path, "analyzer:\n  file_timeout_s: 20\n  max_memory_mb: 256\n")
     assert "## oneline.csv" in out and "Not profiled: profiling" in out and "bound" in out, out
+    # Described as far as it was read: the header, and the start of the endless line, cut.
+    assert "As far as it was read (the first 2 line(s) of the 65,536 bytes read)" in out, out
+    assert "a,b\n1,1,1," in out and "[... line cut ...]" in out and len(out) < 5000
     assert seconds < 60 and peak < PEAK_MB, (seconds, peak)
 
 
@@ -141,6 +145,31 @@ def test_many_files_of_one_layout_are_profiled_once_and_described_by_reference(t
     assert "3 line(s) after it" in sibling
     assert "2 columns" in files["other.csv"].description                   # its own layout: profiled
     assert files["zz_link.csv"].format == "link" and not any("CANARY" in f.description for f in files.values())
+
+
+def test_past_list_only_files_are_listed_without_being_opened(tmp_path):
+    from dsstar_cli.analyzer import analyze_folder
+    from dsstar_cli.analyzer.limits import AnalyzerLimits
+    from dsstar_cli.analyzer.siblings import LIST_ONLY
+
+    data = tmp_path / "data"
+    for i in range(LIST_ONLY + 1):  # Two folder patterns: day*/*.csv and notes/*.txt.
+        folder = data / (f"day_{i // 1000:02d}" if i < LIST_ONLY else "notes")
+        folder.mkdir(parents=True, exist_ok=True)
+        name = f"store_{i % 1000:04d}.csv" if i < LIST_ONLY else "readme.txt"
+        # A file that is opened shows its first line in its description (profiled or by reference).
+        (folder / name).write_text("day,store,sales\n1,2,3\n" if i == 0 else f"OPENED-{i},x\n1,2\n")
+    events = []
+    files = {f.path: f for f in analyze_folder(data, AnalyzerLimits(), events.append, "builtin")}
+    assert len(files) == LIST_ONLY + 1
+    assert "3 columns" in files["day_00/store_0000.csv"].description        # the pattern's example
+    assert "OPENED" in files["notes/readme.txt"].description                # its own pattern: profiled
+    listed = files["day_07/store_0123.csv"]
+    assert listed.description.startswith("Listed, not read: one of 10,000 files matching day_*/*.csv")
+    assert listed.size_bytes == len("OPENED-7123,x\n1,2\n")
+    opened = [f.path for f in files.values() if "OPENED" in f.description]
+    assert opened == ["notes/readme.txt"], opened[:5]
+    assert events[-1].kind == "analysis_done"
 
 
 def test_a_few_files_are_each_profiled_in_full(tmp_path):

@@ -339,3 +339,20 @@ def test_sigterm_stops_a_bench_whose_workers_are_in_calls(tmp_path, sample_copy)
     assert lines(err)[-1] == f"dsstar bench: interrupted; rerun with --out {out_file} --resume to run the rest"
     clean(err)
     assert {json.loads(line)["outcome"] for line in out_file.read_text().splitlines()} == {"interrupted"}
+
+
+def test_an_embedding_server_that_drips_falls_back_to_bm25_in_bounded_time(tmp_path):
+    from dsstar_cli.analyzer import FileDescription
+    from dsstar_cli.analyzer.retriever import litellm_embedder, select_files
+
+    files = [FileDescription(f"state_{i}.csv", "csv", 10, "builtin", f"counts of theft in state {i} " * 20)
+             for i in range(30)]
+    with FakeOpenAIServer(respond, faults=["drip"] * 5) as server:
+        started = time.monotonic()
+        embed = litellm_embedder("openai/embedder", server.base_url, timeout_s=2)
+        chosen = select_files(files, "theft in state 17", max_files=5, max_tokens=10_000, embed=embed)
+        took = time.monotonic() - started
+    assert chosen.method == "bm25" and "CallTimedOut" in chosen.note, chosen.note
+    assert chosen.described[0].path == "state_17.csv"
+    assert took < 2 + STARTUP_S / 2, took   # one request's wall-clock bound, not the drip's forever
+    assert len(server.requests) == 1

@@ -17,12 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from dsstar_cli.analyzer.bounded import profile_all
+from dsstar_cli.analyzer.bounded import BUDGET_GONE, profile_all
 from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.discover import list_data_files, outside_check
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
-from dsstar_cli.analyzer.siblings import references
+from dsstar_cli.analyzer.partial import first_lines
+from dsstar_cli.analyzer.siblings import listed_only, references
 from dsstar_cli.events import Event, Sink
 
 # Called for a file no built-in profiler knows: (absolute path, relative name) -> description.
@@ -123,21 +124,24 @@ def profile_builtin(root: Path, relative: Path, limits: AnalyzerLimits) -> dict:
 
 
 def stopped(root: Path, relative: Path, why: str) -> FileDescription:
-    """A file whose profiling hit a bound: what is known without reading it, and which bound."""
+    """A file whose profiling hit a bound: its type, size and first lines, and which bound it hit."""
     try:
         size = os.stat(root / relative).st_size
     except OSError:
         size = 0
     fmt = format_of_name(relative.name)
-    return FileDescription(str(relative), fmt, size, "metadata", f"Not profiled: {why}. Only its type ({fmt}) "
-                           f"and size ({_human_size(size)}) are known; read it with care (in chunks).", why)
+    return FileDescription(str(relative), fmt, size, "metadata", f"Not profiled: {why}. Its type ({fmt}) and size "
+                           f"({_human_size(size)}) are known; read it with care (in chunks)."
+                           + ("" if why == BUDGET_GONE else first_lines(root / relative, fmt)), why)
 
 
-def _is_regular(path: Path) -> bool:
+def _regular_size(path: Path) -> int | None:
+    """The size of a regular file; None for anything else (never opened: a FIFO would block)."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
+        st = os.stat(path)
     except OSError:
-        return False
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def _in_child(path: Path, mode: str) -> bool:
@@ -177,23 +181,26 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
                                       "chars": len(result.description), "error": result.error,
                                       "cached": result.cached, "done": done, "files": len(files)}))
 
-    regular, leads_outside = [], outside_check(root)
+    regular, sizes, leads_outside = [], {}, outside_check(root)
     for index, relative in enumerate(files):
         path = root / relative
         # First: the cache key and the layout check read the file (a FIFO would block), and a
         # description cached while links were followed must not be served now.
         if not follow_links and leads_outside(path):
             finish(index, outside_link(relative))
-        elif _is_regular(path):
+        elif (size := _regular_size(path)) is not None:
             regular.append(index)
+            sizes[index] = size
         else:
             finish(index, describe_file(root, relative, limits, mode, describe_unknown))
-    jobs, by_reference = [], references(root, [files[index] for index in regular])
+    jobs, relatives = [], [files[index] for index in regular]
+    unread = listed_only(relatives)
+    by_reference = references(root, relatives) if not unread else {}
     for index in regular:
         relative, path = files[index], root / files[index]
-        if relative in by_reference:  # Cheap, and it depends on another file: never cached.
-            finish(index, FileDescription(str(relative), format_of_name(relative.name), os.stat(path).st_size,
-                                          "builtin", by_reference[relative]))
+        if relative in unread or relative in by_reference:  # Cheap, and depends on other files: not cached.
+            method, text = ("metadata", unread[relative]) if relative in unread else ("builtin", by_reference[relative])
+            finish(index, FileDescription(str(relative), format_of_name(relative.name), sizes[index], method, text))
             continue
         keys[index] = cache.key(path, str(relative), context) if cache else None
         hit = cache.get(keys[index]) if keys[index] else None

@@ -26,6 +26,7 @@ from typing import Callable
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 
 START_TIMEOUT_S = 30.0
+BUDGET_GONE = "the run's time budget (--timeout) ran out first"
 
 
 class Child:
@@ -57,7 +58,8 @@ class Child:
                     return None, f"profiling ran out of the {self.memory_mb} MB memory bound or crashed"
                 self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line), None
+        fields = json.loads(line)
+        return (None, fields["stopped"]) if "stopped" in fields else (fields, None)
 
     def kill(self) -> None:
         try:
@@ -97,7 +99,7 @@ def profile_all(jobs: list[Job], limits: AnalyzerLimits, workers: int, stopped: 
                 left = limits.seconds_per_file if deadline is None else deadline - time.monotonic()
                 if left <= 0:
                     with lock:
-                        on_done(index, stopped(root, relative, "the run's time budget (--timeout) ran out first"))
+                        on_done(index, stopped(root, relative, BUDGET_GONE))
                     continue
                 if child is None:
                     child = Child(limits.memory_mb)
@@ -109,7 +111,7 @@ def profile_all(jobs: list[Job], limits: AnalyzerLimits, workers: int, stopped: 
                     child.kill()
                     child = None
                     if left < limits.seconds_per_file and time.monotonic() >= deadline:
-                        why = "the run's time budget (--timeout) ran out first"
+                        why = BUDGET_GONE
                     fields = stopped(root, relative, why)
                 with lock:
                     on_done(index, fields)
@@ -142,8 +144,8 @@ def serve(memory_mb: int) -> None:
         limits = AnalyzerLimits(**request["limits"])
         try:
             fields = profile_builtin(Path(request["root"]), Path(request["relative"]), limits)
-        except MemoryError:
-            fields = {"error": f"over the {memory_mb} MB memory bound"}
+        except MemoryError:  # Even describing the failure ran out: the parent says which bound.
+            fields = {"stopped": f"profiling ran out of the {memory_mb} MB memory bound"}
         sys.stdout.write(json.dumps(fields) + "\n")
         sys.stdout.flush()
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 SKIPPED_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".svn", ".dsstar"}
 
@@ -31,28 +31,52 @@ def outside_check(root: Path) -> Callable[[Path], bool]:
     return check
 
 
-def list_data_files(root: Path, follow_links: bool = False) -> list[Path]:
-    """Paths relative to `root`, sorted, hidden entries and tool folders skipped.
+def iter_data_files(root: Path, follow_links: bool = False) -> Iterator[str]:
+    """Paths relative to `root` (as text, folder by folder), hidden entries and tool folders
+    skipped. One `scandir` per folder and its cached entry types: 100,000 files cost about a second.
 
     Without `follow_links`, a folder link leading outside `root` is listed itself, not walked.
     """
-    found: list[Path] = []
-    seen_dirs: set[tuple[int, int]] = set()
-    outside_of_root = outside_check(root)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        st = os.stat(dirpath)
-        if (st.st_dev, st.st_ino) in seen_dirs:  # A symlink loop: walk each real folder once.
-            dirnames[:] = []
+    outside_of_root, seen_dirs = outside_check(root), set()
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        folder = os.path.join(root, relative)
+        try:
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen_dirs:  # A symlink loop: walk each real folder once.
+                continue
+            seen_dirs.add((st.st_dev, st.st_ino))
+            with os.scandir(folder) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError:
             continue
-        seen_dirs.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIPPED_DIRS)
-        if not follow_links:
-            outside = {d for d in dirnames if outside_of_root(Path(dirpath, d))}
-            found += [Path(dirpath, d).relative_to(root) for d in outside]
-            dirnames[:] = [d for d in dirnames if d not in outside]
-        for name in filenames:
-            path = Path(dirpath, name)
-            # is_symlink first: a link is listed (dangling or not) without touching its target.
-            if not name.startswith(".") and (path.is_symlink() or path.is_file()):
-                found.append(path.relative_to(root))
-    return sorted(found)
+        folders = []  # Walked in name order, depth first: the first name reaching a folder wins.
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            path = os.path.join(relative, name)
+            try:
+                if entry.is_dir():  # Follows links: a folder link inside the data folder is walked.
+                    if name in SKIPPED_DIRS:
+                        continue
+                    if not follow_links and entry.is_symlink() and outside_of_root(Path(entry.path)):
+                        yield path
+                    else:
+                        folders.append(path)
+                # is_symlink first: a link is listed (dangling or not) without touching its target.
+                elif entry.is_symlink() or entry.is_file():
+                    yield path
+            except OSError:
+                continue
+        pending += reversed(folders)
+
+
+def list_data_files(root: Path, follow_links: bool = False) -> list[Path]:
+    """`iter_data_files`, sorted as paths are (folder by folder)."""
+    return [Path(p) for p in sorted(iter_data_files(root, follow_links), key=lambda p: p.split(os.sep))]
+
+
+def has_data_files(root: Path) -> bool:
+    return next(iter(iter_data_files(root)), None) is not None

@@ -6,6 +6,7 @@ pays for pandas, openpyxl or pyarrow."""
 from __future__ import annotations
 
 import importlib
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -54,7 +55,7 @@ BY_CONTENT = {"sqlite": ("sqlite", _SQLITE), "parquet": ("parquet", _PARQUET), "
 
 
 def format_of_name(name: str) -> str:
-    return PROFILERS.get(Path(name).suffix.lower(), ("unknown",))[0]
+    return PROFILERS.get(os.path.splitext(name)[1].lower(), ("unknown",))[0]
 
 
 def profiler_for(path: Path) -> tuple[str, Profiler | None]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -111,10 +112,13 @@ def files_prompt(selection: Selection) -> str:
     return text
 
 
-def litellm_embedder(model: str, api_base: str | None, timeout_s: float) -> Embed:
-    """Embeddings through litellm, in batches (providers cap the inputs per request)."""
+def litellm_embedder(model: str, api_base: str | None, timeout_s: float, deadline: float | None = None) -> Embed:
+    """Embeddings through litellm, in batches (providers cap the inputs per request). Each request is
+    bounded by wall clock (`timeout_s`, and the run's `deadline`): a server that drips bytes or never
+    answers makes ranking fall back to BM25, not hang the run."""
 
     def embed(texts: list[str]) -> list[list[float]]:
+        from dsstar_cli.deadlines import bounded_call, earliest
         from dsstar_cli.model import PLACEHOLDER_KEY, import_litellm
 
         litellm = import_litellm()
@@ -125,7 +129,7 @@ def litellm_embedder(model: str, api_base: str | None, timeout_s: float) -> Embe
                 args["api_base"] = api_base
                 if model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
                     args["api_key"] = PLACEHOLDER_KEY  # A local server needs none; litellm insists.
-            response = litellm.embedding(**args)
+            response = bounded_call(lambda: litellm.embedding(**args), earliest(time.monotonic() + timeout_s, deadline))
             vectors.extend(item["embedding"] for item in response.data)
         return vectors
 
