@@ -170,7 +170,7 @@ class Agent:
         self._scripts += 1
         name = f"{self._scripts:03d}-round{self.round:02d}-{purpose}"
         self.emit(Event("code", {"round": self.round, "purpose": purpose, "code": code, "script": f"{name}.py"}))
-        execution = self.executor.run(code, name, timeout_s=self.script_timeout())
+        execution = self.executor.run(code, name, timeout_s=self.script_timeout(), stop=self.budget.stop)
         if self.run_folder:
             self.run_folder.write(f"scripts/{name}.stdout.txt", execution.stdout)
             self.run_folder.write(f"scripts/{name}.stderr.txt", execution.stderr)

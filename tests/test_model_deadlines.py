@@ -175,6 +175,26 @@ def test_a_stop_request_ends_a_batch_question_as_its_signal(config, sample_copy,
     assert result.reason == f"interrupted by {name}; it stopped before its first round ended, so ask the question again"
 
 
+def test_a_stop_request_kills_a_batch_questions_script_in_flight(config, sample_copy):
+    """Only the main thread gets signals: a question's thread waiting on a 60 s script hears the stop
+    request at once, the script is killed, and the run ends as interrupted."""
+    stop = StopRequest()
+    model = ScriptedModel({"planner": ["Wait."], "coder": ["```python\nimport time\ntime.sleep(60)\n```"]})
+    events, sent = [], []
+
+    def stop_soon() -> None:
+        wait_for(lambda: any(e.kind == "code" for e in events))
+        time.sleep(1)  # The script is running (or its worker starting).
+        sent.append(time.monotonic())
+        stop.request(Terminated())
+
+    threading.Thread(target=stop_soon, daemon=True).start()
+    result = ask(AskRequest(sample_copy, "q?", stop=stop), config, events.append, models=Models(model), files=[])
+    assert time.monotonic() - sent[0] < 5  # Not the script's 60 s.
+    assert (result.outcome, result.error_kind) == ("interrupted", "SIGTERM")
+    assert not [e for e in events if e.kind == "execution"]  # killed, never reported as a finished script
+
+
 # --- end to end: a real dsstar process -------------------------------------------------------------
 
 

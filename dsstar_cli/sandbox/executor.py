@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 from dsstar_cli.sandbox import tiers, workfolder
@@ -108,8 +109,11 @@ class Executor:
             self._worker.close()
             self._worker = None
 
-    def run(self, code: str, name: str, timeout_s: float | None = None) -> Execution:
-        """Run `code` as script `name`; `timeout_s` may only shorten the executor's own limit."""
+    def run(self, code: str, name: str, timeout_s: float | None = None,
+            stop: threading.Event | None = None) -> Execution:
+        """Run `code` as script `name`; `timeout_s` may only shorten the executor's own limit. A `stop`
+        request from another thread kills the script at once and raises its signal (KeyboardInterrupt
+        or Terminated) here."""
         # A key the model echoed into its code is masked: it never runs, and never lands on disk.
         code = redact(code, self._secrets)
         script = write_private(self.scripts_dir, f"{name}.py", code)
@@ -119,7 +123,7 @@ class Executor:
         worker = self._worker or self._new_worker(once=True)
         try:
             execution = worker.execute(code, str(script), self._limits(limit), self.uid, limit,
-                                       self.max_output_bytes)
+                                       self.max_output_bytes, stop)
         finally:
             if worker is not self._worker:
                 worker.close()

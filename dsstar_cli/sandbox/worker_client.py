@@ -10,10 +10,12 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
-from dsstar_cli.errors import SetupError
+from dsstar_cli.deadlines import POLL_S
+from dsstar_cli.errors import SetupError, stop_signal
 from dsstar_cli.sandbox import tiers
 from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environment
 
@@ -77,7 +79,7 @@ class WarmWorker:
             self.proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=log, cwd=self.workdir, start_new_session=True)
         theirs.close()
-        self.sock, self._ready = ours, False
+        self.sock, self._ready, self._partial = ours, False, b""
 
     def _await_ready(self) -> None:
         if self._ready:
@@ -93,17 +95,21 @@ class WarmWorker:
         self._ready = True
 
     def _read(self) -> dict:
-        line = b""
-        while not line.endswith(b"\n"):
+        """The worker's next reply line; a timeout keeps what was read of it for the next call."""
+        while not self._partial.endswith(b"\n"):
             chunk = self.sock.recv(1)
             if not chunk:
+                self._partial = b""
                 raise ConnectionError("the sandbox worker exited")
-            line += chunk
+            self._partial += chunk
+        line, self._partial = self._partial, b""
         return json.loads(line)
 
     def execute(self, code: str, filename: str, limits: dict, uid: int | None, timeout_s: float,
-                max_output: int) -> Execution:
-        """Run `code` (shown in tracebacks as `filename`, a file the script itself cannot reach)."""
+                max_output: int, stop: threading.Event | None = None) -> Execution:
+        """Run `code` (shown in tracebacks as `filename`, a file the script itself cannot reach). A
+        `stop` request (set from another thread) kills the script as its deadline would, then raises
+        the stop's signal."""
         if self.proc is None or self.proc.poll() is not None:  # Killed by a runaway script: start again.
             self._start()
         self._await_ready()
@@ -121,18 +127,23 @@ class WarmWorker:
             os.close(err_w)
         for reader in readers:
             reader.start()
-        status, timed_out = self._wait(started + timeout_s)
+        status, timed_out = self._wait(started + timeout_s, stop)
         for reader in readers:
             reader.join(timeout=2)
+        if stop is not None and stop.is_set():
+            raise stop_signal(stop)
         exit_code = None if timed_out or status is None else os.waitstatus_to_exitcode(status)
         return Execution(ok=exit_code == 0 and not timed_out, exit_code=exit_code, stdout=readers[0].text(),
                          stderr=readers[1].text(), seconds=time.monotonic() - started, timed_out=timed_out)
 
-    def _wait(self, deadline: float) -> tuple[int | None, bool]:
-        """(wait status, timed out). Past the deadline the worker kills the script's processes."""
+    def _wait(self, deadline: float, stop: threading.Event | None) -> tuple[int | None, bool]:
+        """(wait status, timed out). Past the deadline, or on a stop request, the worker kills the
+        script's processes."""
         timed_out = False
         while True:
             remaining = deadline - time.monotonic()
+            if stop is not None and not timed_out:
+                remaining = min(remaining, POLL_S) if not stop.is_set() else 0
             self.sock.settimeout(max(remaining, 0.001) if not timed_out else KILL_GRACE_S)
             try:
                 reply = self._read()
@@ -140,6 +151,8 @@ class WarmWorker:
                 if timed_out:  # The worker itself is stuck: end it; the next script gets a new one.
                     self._kill()
                     return None, True
+                if time.monotonic() < deadline and not (stop is not None and stop.is_set()):
+                    continue  # Only a look at the stop request.
                 timed_out = True
                 self.sock.sendall(b'{"kill": true}\n')
                 continue
