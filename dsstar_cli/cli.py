@@ -12,7 +12,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from dsstar_cli import __version__
+from dsstar_cli import STARTED, __version__
 from dsstar_cli.config import ConfigError, load_config, packaged_default_text
 from dsstar_cli.display import JsonlSink, LiveDisplay, PlainDisplay, plain_result, render_result
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
@@ -135,7 +135,7 @@ def ask(
             sinks.append(terminal_safe(display))
         from dsstar_cli.runner import AskRequest, ask as run_ask
 
-        result = run_ask(AskRequest(data_dir, question, guidelines), config, fanout(*sinks))
+        result = run_ask(AskRequest(data_dir, question, guidelines, started=STARTED), config, fanout(*sinks))
     except DsstarError as exc:
         _close(display)
         _fail(exc, as_json, debug)

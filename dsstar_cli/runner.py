@@ -38,6 +38,7 @@ class AskRequest:
     question: str
     guidelines: str | None = None
     stop: threading.Event | None = None  # Batch mode: set on Ctrl-C, so the run ends as interrupted
+    started: float | None = None  # time.monotonic() when the user started it: --timeout counts from there
 
 
 def check_data_folder(data_dir: Path) -> Path:
@@ -112,7 +113,7 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     emit = fanout(run_folder, redacting(emit))
     try:
         return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files,
-                    stop=request.stop)
+                    stop=request.stop, started=request.started)
     finally:
         run_folder.close()
 
@@ -174,8 +175,9 @@ STATE_FILE = "state.json"
 
 def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
          run_folder: RunFolder, emit: Sink, files: list[FileDescription] | None,
-         resumed: dict | None = None, stop: threading.Event | None = None) -> RunResult:
-    clock = {"start": time.monotonic()}
+         resumed: dict | None = None, stop: threading.Event | None = None,
+         started: float | None = None) -> RunResult:
+    clock = {"start": started or time.monotonic()}
     agent = make_agent(config, models, data_dir, run_folder, emit)
     emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                "max_rounds": config.max_rounds, "models": models.names(),

@@ -91,11 +91,11 @@ def test_a_prompt_over_the_context_window_is_shrunk_once_and_recorded(tmp_path):
 def test_time_budget_gives_a_best_effort_answer_and_exit_8(tmp_path):
     never = lambda role, messages: "No" if role == "verifier" else respond(role, messages)  # noqa: E731
     with FakeOpenAIServer(never, delay_s=0.5) as server:
-        proc = ask(server, tmp_path, "--timeout", "5")
+        proc = ask(server, tmp_path, "--timeout", "12")  # From the process's start: imports count too.
     result = json.loads(proc.stdout)
     assert proc.returncode == 8 and result["outcome"] == "time_limit" and not result["verified"]
-    assert result["answer"] == "Golden Gate Gaming" and "time budget (5 s, --timeout)" in result["reason"]
-    assert result["rounds"] <= 4 and result["elapsed_s"]["total"] < 5 + 3  # The finalizer's short grace.
+    assert result["answer"] == "Golden Gate Gaming" and "time budget (12 s, --timeout)" in result["reason"]
+    assert result["rounds"] < 10 and result["elapsed_s"]["total"] < 12 + 3  # The finalizer's short grace.
     run_folder_is_complete(result)
 
 
