@@ -212,8 +212,10 @@ class LiteLLMModel:
         choices = getattr(response, "choices", None) or []
         text = (choices[0].message.content or "") if choices else ""
         usage = getattr(response, "usage", None)
+        text = text if isinstance(text, str) else str(text)
         return Reply(
-            text=text if isinstance(text, str) else str(text),
+            # JSON may carry lone surrogates ("\udcff"): not text any file or terminal can hold.
+            text=text.encode("utf-8", errors="replace").decode("utf-8"),
             input_tokens=_count(getattr(usage, "prompt_tokens", 0)),
             output_tokens=_count(getattr(usage, "completion_tokens", 0)),
             cost_usd=_price(litellm, self.name, response),
