@@ -1,0 +1,85 @@
+"""What the first rows of a table are, for CSV and Excel alike: title rows above the real header,
+a header that is really data (a header-less file or list), and a pandas index written as the
+first column under an empty header cell (`,acquirer,country_code` from `df.to_csv()`)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+NUMBER = re.compile(r"^[-+]?(\d{1,3}([,.]\d{3})+|\d+)([.,]\d+)?([eE][-+]?\d+)?%?$")
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T][\d:.]+)?$|^\d{1,2}[/.]\d{1,2}[/.]\d{2,4}$")
+SHAPE_RUNS = re.compile(r"([a-z])+|([A-Z])+|(\d)+")
+SAME_SHAPE_SHARE = 0.2   # A text cell is data-like when at least this share of the cells below share its shape.
+SAME_KIND_SHARE = 0.8    # A number or date cell is data-like when most cells below are numbers or dates too.
+
+
+LAYOUT_ROWS = 50
+
+
+def filled(row: list[str]) -> int:
+    return sum(1 for cell in row if cell.strip())
+
+
+def header_row(head: list[list[str]]) -> int:
+    """Comment lines (`# ...`) first, then title rows: the header is the first row nearly as wide as
+    the widest followed by a wide row — or a row with an empty first cell over a pandas index."""
+    comments = 0
+    while comments < len(head) and head[comments] and head[comments][0].lstrip().startswith("#"):
+        comments += 1
+    rest = head[comments:]
+    if has_index_column(rest[:LAYOUT_ROWS]):
+        return comments
+    widths = [filled(row) for row in rest]
+    return comments + (find_header_row(widths) if max(widths, default=0) >= 2 else 0)
+
+
+def find_header_row(widths: list[int]) -> int:
+    """Index of the first row nearly as wide as the widest (>= 75 %) followed by a wide row (>= 50 %)."""
+    width = max(widths, default=0)
+    wide, next_wide = math.ceil(0.75 * width), math.ceil(0.5 * width)
+    return next((i for i, w in enumerate(widths[:-1]) if w >= wide and widths[i + 1] >= next_wide), 0)
+
+
+def _kind(cell: str) -> str:
+    """'number', 'date', or the cell's shape: runs of lower case, upper case and digits collapsed
+    (`WDR36` -> `A9`, `first_name` -> `a_a`), the rest kept."""
+    if NUMBER.match(cell):
+        return "number"
+    if DATE.match(cell):
+        return "date"
+    return SHAPE_RUNS.sub(lambda m: "a" if m.group(1) else "A" if m.group(2) else "9", cell)[:20]
+
+
+def first_row_is_data(rows: list[list[str]]) -> bool:
+    """True when the candidate header (rows[0]) looks like the rows below it in every column: a
+    number over numbers, a date over dates, text shaped like the text below (`WDR36` over `TBL3`).
+    A table of several columns also needs one number or date column to agree, since a header of
+    upper-case names over upper-case codes would look like data otherwise."""
+    if len(rows) < 3 or not rows[0]:
+        return False
+    typed, compared = False, 0
+    for column, cell in enumerate(rows[0]):
+        cell = cell.strip()
+        below = [r[column].strip() for r in rows[1:] if column < len(r) and r[column].strip()]
+        if not cell or not below:
+            continue
+        kind = _kind(cell)
+        share = sum(_kind(b) == kind for b in below) / len(below)
+        if kind in ("number", "date"):
+            if share < SAME_KIND_SHARE:
+                return False
+            typed = True
+        elif share < SAME_SHAPE_SHARE:
+            return False
+        compared += 1
+    return compared > 0 and (typed or len(rows[0]) == 1)
+
+
+def has_index_column(rows: list[list[str]]) -> bool:
+    """True for a header whose first cell is empty over a first column of whole numbers: the
+    index pandas writes with `to_csv()`/`to_excel()`, loaded back with index_col=0."""
+    if len(rows) < 2 or not rows[0] or rows[0][0].strip() or len(rows[0]) < 2:
+        return False
+    firsts = [r[0].strip() for r in rows[1:] if filled(r)]
+    return bool(firsts) and all(re.fullmatch(r"-?\d+", f) for f in firsts) and any(c.strip() for c in rows[0][1:])
