@@ -129,3 +129,48 @@ def test_biomedical_headerless_gene_list():
     _, frame = load_as_described(path, "B-SE-proteomics")
     whole = pd.read_excel(path, sheet_name="B-SE-proteomics", header=None)
     assert list(frame.columns) == [0] and len(frame) == len(whole) and frame.iloc[0, 0] == whole.iloc[0, 0]
+
+
+def describe(path: Path) -> str:
+    return describe_file(path.parent, Path(path.name), AnalyzerLimits(), "builtin", None).description
+
+
+def test_encoding_is_claimed_as_it_is():
+    files = CORPUS / "files"
+    assert "encoding utf-8;" in describe(files / "plain.csv") and "utf-8-sig" not in describe(files / "plain.csv")
+    assert "encoding utf-8 with BOM;" in describe(files / "utf8_bom.csv")
+    assert "encoding='latin-1'" in describe(files / "latin1.csv")
+    assert "encoding='cp1252'" in describe(files / "cp1252.csv")
+
+
+def test_whole_reads_are_not_called_samples_and_samples_say_first_n_of_m(tmp_path, monkeypatch):
+    from dsstar_cli.analyzer import csv_profiler, excel_profiler
+
+    small = describe(CORPUS / "files" / "plain.csv")
+    assert "30 data rows (read whole)" in small and "figures from" not in small
+    path = tmp_path / "long.csv"
+    path.write_text("n,sq\n" + "".join(f"{i},{i * i}\n" for i in range(500)))
+    monkeypatch.setattr(csv_profiler, "SAMPLE_ROWS", 100)
+    d = describe(path)
+    assert "500 data rows (counted as lines)" in d and "(figures from the first 100 of 500 rows)" in d
+    pd.DataFrame({"n": range(300), "sq": [i * i for i in range(300)]}).to_excel(tmp_path / "long.xlsx", index=False)
+    monkeypatch.setattr(excel_profiler, "FULL_SHEET_CELLS", 30)
+    d = describe(tmp_path / "long.xlsx")
+    assert "300 data rows (per the sheet's dimensions)" in d and "(figures from the first 100 of 300 rows)" in d
+    d = describe(CORPUS / "files" / "workbook.xlsx")  # Past the budget, but the sheet ends first: read whole.
+    assert "Sheet 'merchants': 10 data rows. Load" in d and "figures from" not in d
+
+
+def test_one_row_one_column_wording():
+    d = describe(CORPUS / "files" / "one_row.csv")
+    assert "1 data row (read whole)" in d and "First row:" in d and "1 data rows" not in d
+    d = describe(CORPUS / "files" / "names_list.csv")
+    assert "1 column:" in d and "1 columns" not in d
+
+
+def test_stacked_tables_are_pointed_out(tmp_path):
+    path = tmp_path / "stacked.csv"
+    path.write_text("Status,# of Reports,Loss\nActive,\"17,336\",$54M\nRetired,\"166,921\",$71M\n,,\n"
+                    "Status,# of Reports,Loss\nActive,\"7,292\",$9M\nRetired,\"78,913\",$12M\n")
+    d = describe(path)
+    assert "The header repeats at data row(s) 3 (0-based)" in d

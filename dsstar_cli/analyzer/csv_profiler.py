@@ -161,7 +161,21 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
                                               for k, v in options.items() if v is not None) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout, options)
+    repeats = repeated_header_rows(frame)
+    if repeats:
+        notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): the file stacks "
+                     "several tables with the same columns; text cells there keep numeric columns as text.")
     return "\n".join([summary, *notes, describe_frame(frame, limits.sample_rows, sampled)])
+
+
+def repeated_header_rows(frame: pd.DataFrame) -> list[int]:
+    """Positions of rows that repeat the column names in most of their cells (two at least)."""
+    if len(frame.columns) < 2 or frame.empty:
+        return []
+    names = [str(c).strip() for c in frame.columns]
+    head = frame.head(SAMPLE_ROWS).astype(str).apply(lambda column: column.str.strip())
+    same = sum((head.iloc[:, i] == name) for i, name in enumerate(names))
+    return [int(i) for i in range(len(head)) if same.iloc[i] >= max(2, (len(names) + 1) // 2)]
 
 
 def _layout_notes(layout: Layout, options: dict) -> list[str]:

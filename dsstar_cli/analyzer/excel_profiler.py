@@ -70,6 +70,7 @@ def _describe_sheet(path: Path, title: str, max_row: int, max_col: int, merged: 
     nrows = None if whole else max(FULL_SHEET_CELLS // max(max_col, 1), 100)
     read = {k: v for k, v in options.items() if v is not None and k != "header"}
     frame = pd.read_excel(path, **read, header=None if headerless else 0, nrows=nrows, engine="openpyxl")
+    whole = whole or len(frame) < nrows  # The sheet ended before the budget did.
     rows = len(frame) if whole else max(max_row - header - (0 if headerless else 1), len(frame))
     loader = "pd.read_excel(path, " + ", ".join(f"{k}={v!r}" if k != "header" else "header=None"
                                                 for k, v in options.items() if v is not None) + ")"

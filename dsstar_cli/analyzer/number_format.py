@@ -14,6 +14,8 @@ US_PLAIN = re.compile(r"^-?\d+(\.\d+)?$")
 EU_DECIMAL = re.compile(r"^-?(\d{1,3}(\.\d{3})+|\d+),\d+$")
 EU_GROUPED = re.compile(r"^-?\d{1,3}(\.\d{3})+(,\d+)?$")
 EU_PLAIN = re.compile(r"^-?\d+$")
+COMMA_NUMBER = re.compile(r"^-?\d+(,\d+)+(\.\d+)?$")
+MOSTLY = 0.8
 CHECKED_VALUES = 500
 CHECKED_COLUMNS = 200  # Wide tables: the first columns decide (per-column checks cost ~1 ms each).
 
@@ -30,9 +32,11 @@ def _text_columns(frame: pd.DataFrame) -> list[list[str]]:
     return columns
 
 
-def _column_is(values: list[str], allowed: tuple[re.Pattern, ...], marker: re.Pattern) -> bool:
-    """Every value matches one of the allowed patterns, and at least one the marker."""
-    return all(any(p.match(v) for p in allowed) for v in values) and any(marker.match(v) for v in values)
+def _column_is(values: list[str], allowed: tuple[re.Pattern, ...], marker: re.Pattern,
+               share: float = 1.0) -> bool:
+    """At least `share` of the values match one of the allowed patterns, and one the marker."""
+    fits = sum(any(p.match(v) for p in allowed) for v in values)
+    return fits >= share * len(values) and any(marker.match(v) for v in values)
 
 
 def number_options(raw: pd.DataFrame, delimiter: str) -> dict:
@@ -43,6 +47,9 @@ def number_options(raw: pd.DataFrame, delimiter: str) -> dict:
         if any(_column_is(v, european, EU_DECIMAL) for v in columns):
             grouped = any(_column_is(v, european, EU_GROUPED) for v in columns)
             return {"decimal": ",", "thousands": "."} if grouped else {"decimal": ","}
-    if any(_column_is(v, (US_GROUPED, US_PLAIN), US_GROUPED) for v in columns):
+    # A column of numbers, some grouped, may hold a few text cells (a repeated sub-header): they stay
+    # text whatever thousands= says. A badly grouped number ("1,2") would become 12: never then.
+    if any(_column_is(v, (US_GROUPED, US_PLAIN), US_GROUPED, MOSTLY) and not any(COMMA_NUMBER.match(x) and not US_GROUPED.match(x) for x in v)
+           for v in columns):
         return {"thousands": ","}
     return {}

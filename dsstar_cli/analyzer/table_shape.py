@@ -11,6 +11,7 @@ NUMBER = re.compile(r"^[-+]?(\d{1,3}([,.]\d{3})+|\d+)([.,]\d+)?([eE][-+]?\d+)?%?
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T][\d:.]+)?$|^\d{1,2}[/.]\d{1,2}[/.]\d{2,4}$")
 SHAPE_RUNS = re.compile(r"([a-z])+|([A-Z])+|(\d)+")
 SAME_SHAPE_SHARE = 0.2   # A text cell is data-like when at least this share of the cells below share its shape.
+UPPER_WORD_SHARE = 0.5   # An upper-case word over a list is data only when most of the list is such words.
 SAME_KIND_SHARE = 0.8    # A number or date cell is data-like when most cells below are numbers or dates too.
 
 
@@ -52,28 +53,37 @@ def _kind(cell: str) -> str:
 
 
 def first_row_is_data(rows: list[list[str]]) -> bool:
-    """True when the candidate header (rows[0]) looks like the rows below it in every column: a
-    number over numbers, a date over dates, text shaped like the text below (`WDR36` over `TBL3`).
-    A table of several columns also needs one number or date column to agree, since a header of
-    upper-case names over upper-case codes would look like data otherwise."""
+    """True when the candidate header (rows[0]) looks like the rows below it: a number over
+    numbers, a date over dates, and text shaped like the text below. Text over numbers is a header.
+    With no number or date column to go by, only a single column of codes shaped like the codes
+    below (`WDR36` over `TBL3`) is data: a word with lower case ("Name" over "Connecticut") is a
+    header far more often, and an upper-case word ("GENE") too unless most cells below are such words."""
     if len(rows) < 3 or not rows[0]:
         return False
-    typed, compared = False, 0
+    typed, text_shares = False, []
     for column, cell in enumerate(rows[0]):
         cell = cell.strip()
         below = [r[column].strip() for r in rows[1:] if column < len(r) and r[column].strip()]
         if not cell or not below:
             continue
+        kinds = [_kind(b) for b in below]
         kind = _kind(cell)
-        share = sum(_kind(b) == kind for b in below) / len(below)
+        typed_below = sum(k in ("number", "date") for k in kinds) / len(kinds)
+        share = kinds.count(kind) / len(kinds)
         if kind in ("number", "date"):
             if share < SAME_KIND_SHARE:
                 return False
             typed = True
-        elif share < SAME_SHAPE_SHARE:
+        elif typed_below >= SAME_KIND_SHARE or share < SAME_SHAPE_SHARE:
             return False
-        compared += 1
-    return compared > 0 and (typed or len(rows[0]) == 1)
+        else:
+            text_shares.append((kind, share))
+    if typed:
+        return True
+    if len(rows[0]) != 1 or not text_shares:
+        return False
+    kind, share = text_shares[0]
+    return "a" not in kind and (kind != "A" or share >= UPPER_WORD_SHARE)
 
 
 def has_index_column(rows: list[list[str]]) -> bool:

@@ -117,6 +117,13 @@ def csvs() -> None:
 
     write("one_column.csv", "gene_symbol\n" + "".join(f"GENE{i}\n" for i in range(18)))
     expect("one_column.csv", ["gene_symbol"], 18, {"gene_symbol": "str"})
+    # KramaBench legal's new_england_states.csv: a one-column list under a header word.
+    write("names_list.csv", "Name\nConnecticut\nMaine\nMassachusetts\nNew Hampshire\nRhode Island\nVermont\n")
+    expect("names_list.csv", ["Name"], 6, {"Name": "str"})
+    # A header-less list of gene symbols (biomedical supplements), as a CSV.
+    write("gene_list.csv", "".join(f"{g}\n" for g in ["WDR36", "TBL3", "UTP6", "AHCTF1", "CBX3", "PAK1IP1", "BRD8",
+                                                       "DHX15", "SSB", "NOP56", "RRP12", "NOL11"]))
+    expect("gene_list.csv", [0], 12, {"0": "str"})
     write("one_row.csv", "metric,value\nrevenue,1234.5\n")
     expect("one_row.csv", ["metric", "value"], 1, {"metric": "str", "value": "float"})
     write("crlf.csv", "a,b,c\n" + "".join(f"{i},x{i},{i / 4}\n" for i in range(9)), newline="\r\n")
