@@ -26,7 +26,7 @@ TRUE_DELIMITER = {".tsv": "\t", ".psv": "|"}
 def true_delimiter(path: Path) -> str:
     if path.suffix in TRUE_DELIMITER:
         return TRUE_DELIMITER[path.suffix]
-    return ";" if path.name.startswith("semicolon") else ","
+    return ";" if path.name.startswith("semicolon") and path.parent == CORPUS / "files" else ","
 
 
 def ours_delimiter(text: str) -> str:
@@ -66,10 +66,30 @@ def score(files: list[Path], detect, truth) -> tuple[int, float, list[str]]:
     return right, (time.perf_counter() - start) * 1000 / len(files), wrong
 
 
+def real_files() -> list[Path]:
+    """The delimited files of the benchmark folders in ../shared, when present: all ','-separated;
+    their true text is UTF-8 where they decode as such, else Windows-1252 (FTC exports)."""
+    shared = ROOT.parent / "shared" / "benchmarks"
+    found = sorted(shared.glob("kramabench/*/input/**/*.csv")) + sorted(shared.glob("dabstep/data/*.csv"))
+    for path in found:
+        try:
+            path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            TRUE_ENCODING[path.name] = "cp1252"
+    return found
+
+
 def main() -> None:
     entries = json.loads((CORPUS / "manifest.json").read_text(encoding="utf-8"))
     files = sorted({CORPUS / "files" / e["file"] for e in entries
                     if e["file"].endswith((".csv", ".tsv", ".psv"))})
+    measure(files, "delimited files in the corpus")
+    real = real_files()
+    if real:
+        measure(real, "delimited files in ../shared's benchmark folders")
+
+
+def measure(files: list[Path], what: str) -> None:
     text = {p: p.read_bytes().decode(TRUE_ENCODING.get(p.name, "utf-8")) for p in files}
     raw = {p: p.read_bytes() for p in files}
     decoded = lambda p, enc: raw[p].decode(enc, errors="replace").lstrip("\ufeff")  # noqa: E731
@@ -80,9 +100,10 @@ def main() -> None:
         ("encoding: dsstar rule", score(files, lambda p: decoded(p, ours_encoding(raw[p])), truth_text)),
         ("encoding: charset-normalizer", score(files, lambda p: decoded(p, normalizer_encoding(raw[p])), truth_text)),
     ]
-    print(f"{len(files)} delimited files in the corpus")
+    print(f"{len(files)} {what}")
     for name, (right, ms, wrong) in rows:
-        print(f"{name:32s} {right}/{len(files)} right, {ms:.1f} ms/file; wrong: {', '.join(wrong) or '-'}")
+        print(f"  {name:32s} {right}/{len(files)} right, {ms:.1f} ms/file; wrong: {', '.join(wrong[:6]) or '-'}"
+              + (f" and {len(wrong) - 6} more" if len(wrong) > 6 else ""))
 
 
 if __name__ == "__main__":

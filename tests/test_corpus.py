@@ -147,7 +147,7 @@ def test_whole_reads_are_not_called_samples_and_samples_say_first_n_of_m(tmp_pat
     from dsstar_cli.analyzer import csv_profiler, excel_profiler
 
     small = describe(CORPUS / "files" / "plain.csv")
-    assert "30 data rows (read whole)" in small and "figures from" not in small
+    assert "30 data rows. Load" in small and "figures from" not in small
     path = tmp_path / "long.csv"
     path.write_text("n,sq\n" + "".join(f"{i},{i * i}\n" for i in range(500)))
     monkeypatch.setattr(csv_profiler, "SAMPLE_ROWS", 100)
@@ -163,7 +163,7 @@ def test_whole_reads_are_not_called_samples_and_samples_say_first_n_of_m(tmp_pat
 
 def test_one_row_one_column_wording():
     d = describe(CORPUS / "files" / "one_row.csv")
-    assert "1 data row (read whole)" in d and "First row:" in d and "1 data rows" not in d
+    assert "1 data row. Load" in d and "First row:" in d and "1 data rows" not in d
     d = describe(CORPUS / "files" / "names_list.csv")
     assert "1 column:" in d and "1 columns" not in d
 
@@ -173,4 +173,4 @@ def test_stacked_tables_are_pointed_out(tmp_path):
     path.write_text("Status,# of Reports,Loss\nActive,\"17,336\",$54M\nRetired,\"166,921\",$71M\n,,\n"
                     "Status,# of Reports,Loss\nActive,\"7,292\",$9M\nRetired,\"78,913\",$12M\n")
     d = describe(path)
-    assert "The header repeats at data row(s) 3 (0-based)" in d
+    assert "The header repeats at data row(s) 3 (0-based): several tables stacked in one." in d

@@ -143,7 +143,7 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     read_options = {**read_options, **{k: options[k] for k in ("thousands", "decimal") if k in options}}
     frame = _read_sample(path, read_options, nrows)
     if whole:
-        rows_text = f"{_plural(len(frame), 'data row')} (read whole)"
+        rows_text = _plural(len(frame), "data row")
         rows = len(frame)
     else:
         rows = max(lines - header_lines - layout.footer_rows, len(frame))
@@ -160,11 +160,11 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" if k != "header" else "header=None"
                                               for k, v in options.items() if v is not None) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
-    notes = _layout_notes(layout, options)
+    notes = _layout_notes(layout)
     repeats = repeated_header_rows(frame)
     if repeats:
-        notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): the file stacks "
-                     "several tables with the same columns; text cells there keep numeric columns as text.")
+        notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): several "
+                     "tables stacked in one.")
     return "\n".join([summary, *notes, describe_frame(frame, limits.sample_rows, sampled)])
 
 
@@ -178,7 +178,7 @@ def repeated_header_rows(frame: pd.DataFrame) -> list[int]:
     return [int(i) for i in range(len(head)) if same.iloc[i] >= max(2, (len(names) + 1) // 2)]
 
 
-def _layout_notes(layout: Layout, options: dict) -> list[str]:
+def _layout_notes(layout: Layout) -> list[str]:
     notes = []
     if layout.header_row:
         notes.append(f"The real header is on line {layout.header_row + 1}; title rows above it: "
@@ -190,10 +190,6 @@ def _layout_notes(layout: Layout, options: dict) -> list[str]:
     if layout.footer_rows:
         notes.append(f"{layout.footer_rows} footnote row(s) below the table: "
                      + " / ".join(repr(n[:150]) for n in layout.footnotes[:3]) + ".")
-    if options.get("decimal") == ",":
-        notes.append("Numbers use decimal commas" + (" and '.' thousands" if options.get("thousands") else "") + ".")
-    elif options.get("thousands"):
-        notes.append("Numbers are written with ',' thousands separators (thousands=',' parses them).")
     return notes
 
 
