@@ -7,6 +7,7 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from dsstar_cli.analyzer.encoding import Utf8Check, choose
@@ -139,7 +140,8 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     # small; a large one is sampled from the top, where the notes are not.
     read_options = options if whole else {**options, "skipfooter": None, "engine": None}
     nrows = None if whole else SAMPLE_ROWS
-    options.update(number_options(_read_sample(path, {**read_options, "dtype": str}, nrows), delimiter))
+    raw = _read_sample(path, {**read_options, "dtype": str}, nrows)
+    options.update(number_options(raw, delimiter))
     read_options = {**read_options, **{k: options[k] for k in ("thousands", "decimal") if k in options}}
     frame = _read_sample(path, read_options, nrows)
     if whole:
@@ -161,21 +163,21 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
                                               for k, v in options.items() if v is not None) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout)
-    repeats = repeated_header_rows(frame)
+    repeats = repeated_header_rows(raw)
     if repeats:
         notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): several "
                      "tables stacked in one.")
     return "\n".join([summary, *notes, describe_frame(frame, limits.sample_rows, sampled)])
 
 
-def repeated_header_rows(frame: pd.DataFrame) -> list[int]:
-    """Positions of rows that repeat the column names in most of their cells (two at least)."""
-    if len(frame.columns) < 2 or frame.empty:
+def repeated_header_rows(raw: pd.DataFrame) -> list[int]:
+    """Positions of rows (of the table read as text) that repeat the column names in most of
+    their cells, two at least: several tables stacked under one header."""
+    if len(raw.columns) < 2 or raw.empty:
         return []
-    names = [str(c).strip() for c in frame.columns]
-    head = frame.head(SAMPLE_ROWS).astype(str).apply(lambda column: column.str.strip())
-    same = sum((head.iloc[:, i] == name) for i, name in enumerate(names))
-    return [int(i) for i in range(len(head)) if same.iloc[i] >= max(2, (len(names) + 1) // 2)]
+    names = np.array([str(c) for c in raw.columns], dtype=object)
+    same = (raw.to_numpy(dtype=object) == names).sum(axis=1)
+    return [int(i) for i in np.flatnonzero(same >= max(2, (len(names) + 1) // 2))]
 
 
 def _layout_notes(layout: Layout) -> list[str]:

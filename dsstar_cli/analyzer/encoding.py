@@ -9,10 +9,9 @@ charset-normalizer on the correctness corpus: see the README."""
 from __future__ import annotations
 
 import codecs
-import re
 
 BOM = codecs.BOM_UTF8
-CP1252_ONLY = re.compile(rb"[\x80-\x9f]")
+NOT_C1 = bytes(b for b in range(256) if not 0x80 <= b <= 0x9F)  # deleted, to find the bytes 0x80-0x9F fast
 
 
 class Utf8Check:
@@ -26,20 +25,21 @@ class Utf8Check:
         self._decoder = codecs.getincrementaldecoder("utf-8")()
 
     def feed(self, block: bytes, restart: bool = False, final: bool = False) -> None:
-        if not self.cp1252_bytes and CP1252_ONLY.search(block):
+        if self.ok:
+            if restart:
+                self._decoder.reset()
+                cut = 0
+                while cut < min(4, len(block)) and 0x80 <= block[cut] <= 0xBF:  # continuation bytes
+                    cut += 1
+                block = block[cut:]
+            try:
+                self._decoder.decode(block, final=final)
+                return
+            except UnicodeDecodeError:
+                self.ok = False
+        # Not UTF-8 (in UTF-8 the bytes 0x80-0x9F are parts of characters, so only now do they count).
+        if not self.cp1252_bytes and block.translate(None, NOT_C1):
             self.cp1252_bytes = True
-        if not self.ok:
-            return
-        if restart:
-            self._decoder.reset()
-            cut = 0
-            while cut < min(4, len(block)) and 0x80 <= block[cut] <= 0xBF:  # continuation bytes
-                cut += 1
-            block = block[cut:]
-        try:
-            self._decoder.decode(block, final=final)
-        except UnicodeDecodeError:
-            self.ok = False
 
 
 def choose(head: bytes, check: Utf8Check, whole: bool) -> tuple[str | None, str]:
