@@ -111,11 +111,27 @@ def spread_rows(blocks: list[bytes], encoding: str, options: dict, columns: list
         lines.extend(text.split("\n")[1:-1])  # The first and last lines of a block are cut.
     if not lines:
         return None
-    keep = {k: v for k, v in options.items() if k in ("sep", "thousands", "decimal") and v is not None}
+    keep = {k: v for k, v in options.items() if k in ("sep", "thousands", "decimal")}
     try:
         return pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=columns, **keep)
     except (pd.errors.ParserError, ValueError):
         return None
+
+
+def loader_options(delimiter: str, encoding: str | None, layout: Layout) -> dict:
+    """The keyword arguments of the described `pd.read_csv` call, in the order shown."""
+    options: dict = {"sep": delimiter}
+    if encoding:
+        options["encoding"] = encoding
+    if layout.header_row:
+        options["skiprows"] = layout.header_row
+    if layout.headerless:
+        options["header"] = None
+    if layout.index_column:
+        options["index_col"] = 0
+    if layout.footer_rows:
+        options.update(skipfooter=layout.footer_rows, engine="python")
+    return options
 
 
 def _plural(n: int, word: str) -> str:
@@ -132,13 +148,10 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     layout = detect_layout(path, text_encoding, delimiter, size)
     header_lines = layout.header_row + (0 if layout.headerless else 1)
     whole = exact and lines - header_lines - layout.footer_rows <= SAMPLE_ROWS
-    options = {"sep": delimiter, "encoding": encoding, "skiprows": layout.header_row or None,
-               "header": None if not layout.headerless else "None", "index_col": 0 if layout.index_column else None}
-    if layout.footer_rows:
-        options.update(skipfooter=layout.footer_rows, engine="python")
+    options = loader_options(delimiter, encoding, layout)
     # pandas cannot combine skipfooter with nrows: a table with notes below is read whole when
     # small; a large one is sampled from the top, where the notes are not.
-    read_options = options if whole else {**options, "skipfooter": None, "engine": None}
+    read_options = {k: v for k, v in options.items() if whole or k not in ("skipfooter", "engine")}
     nrows = None if whole else SAMPLE_ROWS
     raw = _read_sample(path, {**read_options, "dtype": str}, nrows)
     options.update(number_options(raw, delimiter))
@@ -159,8 +172,7 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
             frame = pd.concat([frame, extra.astype(frame.dtypes.to_dict(), errors="ignore")], ignore_index=True)
             sampled = (f" (figures from the first {len(frame) - len(extra):,} rows and {len(extra):,} rows "
                        f"spread through the file)")
-    loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" if k != "header" else "header=None"
-                                              for k, v in options.items() if v is not None) + ")"
+    loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout)
     repeats = repeated_header_rows(raw)
@@ -196,12 +208,8 @@ def _layout_notes(layout: Layout) -> list[str]:
 
 
 def _read_sample(path: Path, options: dict, nrows: int | None) -> pd.DataFrame:
-    options = {k: v for k, v in options.items() if v is not None}
-    if options.pop("header", None) == "None":
-        options["header"] = None
-    if options.get("engine") != "python":
-        options["low_memory"] = False
+    extra = {} if options.get("engine") == "python" else {"low_memory": False}
     try:
-        return pd.read_csv(path, nrows=nrows, **options)
+        return pd.read_csv(path, nrows=nrows, **options, **extra)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         raise ProfileError(f"pandas cannot parse it as delimited text: {str(exc).splitlines()[0]}") from exc

@@ -64,16 +64,19 @@ def _describe_sheet(path: Path, title: str, max_row: int, max_col: int, merged: 
     table = [row for row in head[header:] if filled(row)]
     index_column = has_index_column(table)
     headerless = not index_column and first_row_is_data(table)
-    options = {"sheet_name": title, "skiprows": header or None, "header": "None" if headerless else None,
-               "index_col": 0 if index_column else None}
+    options: dict = {"sheet_name": title}
+    if header:
+        options["skiprows"] = header
+    if headerless:
+        options["header"] = None
+    if index_column:
+        options["index_col"] = 0
     whole = max_row * max(max_col, 1) <= FULL_SHEET_CELLS
     nrows = None if whole else max(FULL_SHEET_CELLS // max(max_col, 1), 100)
-    read = {k: v for k, v in options.items() if v is not None and k != "header"}
-    frame = pd.read_excel(path, **read, header=None if headerless else 0, nrows=nrows, engine="openpyxl")
+    frame = pd.read_excel(path, **options, nrows=nrows, engine="openpyxl")
     whole = whole or len(frame) < nrows  # The sheet ended before the budget did.
     rows = len(frame) if whole else max(max_row - header - (0 if headerless else 1), len(frame))
-    loader = "pd.read_excel(path, " + ", ".join(f"{k}={v!r}" if k != "header" else "header=None"
-                                                for k, v in options.items() if v is not None) + ")"
+    loader = "pd.read_excel(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
     counted = "" if whole else " (per the sheet's dimensions)"
     lines = [f"Sheet {title!r}: {rows:,} data row{'' if rows == 1 else 's'}{counted}. Load with {loader}."]
     if header:

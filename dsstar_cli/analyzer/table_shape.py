@@ -29,7 +29,7 @@ def header_row(head: list[list[str]]) -> int:
     while comments < len(head) and head[comments] and head[comments][0].lstrip().startswith("#"):
         comments += 1
     rest = head[comments:]
-    if has_index_column(rest[:LAYOUT_ROWS]):
+    if has_index_column(rest[:LAYOUT_ROWS]) or unnamed_first_column(rest[:LAYOUT_ROWS]):
         return comments
     widths = [filled(row) for row in rest]
     return comments + (find_header_row(widths) if max(widths, default=0) >= 2 else 0)
@@ -52,13 +52,22 @@ def _kind(cell: str) -> str:
     return SHAPE_RUNS.sub(lambda m: "a" if m.group(1) else "A" if m.group(2) else "9", cell)[:20]
 
 
+def _years_across(row: list[str]) -> bool:
+    """Two or more increasing years across a row (`Category,2022,2023,2024`): column names."""
+    years = [int(c) for c in (c.strip() for c in row) if re.fullmatch(r"(19|20)\d\d", c)]
+    numbers = [c for c in row if NUMBER.match(c.strip())]
+    return len(years) >= 2 and len(years) == len(numbers) and years == sorted(set(years))
+
+
 def first_row_is_data(rows: list[list[str]]) -> bool:
     """True when the candidate header (rows[0]) looks like the rows below it: a number over
     numbers, a date over dates, and text shaped like the text below. Text over numbers is a header.
     With no number or date column to go by, only a single column of codes shaped like the codes
     below (`WDR36` over `TBL3`) is data: a word with lower case ("Name" over "Connecticut") is a
     header far more often, and an upper-case word ("GENE") too unless most cells below are such words."""
-    if len(rows) < 3 or not rows[0]:
+    if len(rows) < 3 or not rows[0] or unnamed_first_column(rows):
+        return False  # Years over counts, under an empty corner cell, are a header.
+    if _years_across(rows[0]):
         return False
     typed, text_shares = False, []
     for column, cell in enumerate(rows[0]):
@@ -84,6 +93,15 @@ def first_row_is_data(rows: list[list[str]]) -> bool:
         return False
     kind, share = text_shares[0]
     return "a" not in kind and (kind != "A" or share >= UPPER_WORD_SHARE)
+
+
+def unnamed_first_column(rows: list[list[str]]) -> bool:
+    """True for a header whose only empty cell is the first, over rows as wide whose first cells
+    are filled: row labels without a column name (`,2022,2023` over `Fraud,10,20`)."""
+    if len(rows) < 2 or len(rows[0]) < 2 or rows[0][0].strip() or not all(c.strip() for c in rows[0][1:]):
+        return False
+    below = [r for r in rows[1:] if filled(r)]
+    return bool(below) and sum(len(r) == len(rows[0]) and bool(r[0].strip()) for r in below) >= 0.8 * len(below)
 
 
 def has_index_column(rows: list[list[str]]) -> bool:

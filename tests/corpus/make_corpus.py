@@ -124,6 +124,13 @@ def csvs() -> None:
     write("gene_list.csv", "".join(f"{g}\n" for g in ["WDR36", "TBL3", "UTP6", "AHCTF1", "CBX3", "PAK1IP1", "BRD8",
                                                        "DHX15", "SSB", "NOP56", "RRP12", "NOL11"]))
     expect("gene_list.csv", [0], 12, {"0": "str"})
+    # Row labels under an empty header cell (a pivot table's export).
+    write("row_labels.csv", ",2022,2023,2024\n" + "".join(f"{k},{rng.randint(1, 99)},{rng.randint(1, 99)},{rng.randint(1, 99)}\n"
+                                                         for k in ["Fraud", "Identity Theft", "Other", "Unknown"]))
+    expect("row_labels.csv", ["Unnamed: 0", "2022", "2023", "2024"], 4, {"Unnamed: 0": "str", "2022": "int"})
+    write("years_header.csv", "Category,2022,2023,2024\n" + "".join(f"{k},{i * 10 + 1},{i * 10 + 2},{i * 10 + 3}\n"
+                                                                for i, k in enumerate(["Fraud", "Identity Theft", "Other"])))
+    expect("years_header.csv", ["Category", "2022", "2023", "2024"], 3, {"Category": "str", "2024": "int"})
     write("one_row.csv", "metric,value\nrevenue,1234.5\n")
     expect("one_row.csv", ["metric", "value"], 1, {"metric": "str", "value": "float"})
     write("crlf.csv", "a,b,c\n" + "".join(f"{i},x{i},{i / 4}\n" for i in range(9)), newline="\r\n")
