@@ -40,17 +40,21 @@ def test_tsv_semicolon_and_cp1252(tmp_path):
     (tmp_path / "a.tsv").write_text("x\ty\n1\t2\n3\t4\n")
     (tmp_path / "b.csv").write_text("name;amount\nA;1,5\nB;2,5\n")
     (tmp_path / "c.csv").write_bytes("city,temp\nZürich,3\nMálaga,18\n".encode("cp1252"))
+    (tmp_path / "d.csv").write_bytes("item,price\nbook,“€5”\n".encode("cp1252"))
     assert "separator '\\t'" in describe(tmp_path / "a.tsv").description
-    assert "separator ';'" in describe(tmp_path / "b.csv").description
-    c = describe(tmp_path / "c.csv").description
-    assert "encoding cp1252" in c and "Zürich" in c and "encoding='cp1252'" in c
+    b = describe(tmp_path / "b.csv").description
+    assert "separator ';'" in b and "decimal=','" in b and "amount: float64" in b
+    c = describe(tmp_path / "c.csv").description  # No byte 0x80-0x9F: latin-1, which cp1252 agrees with.
+    assert "encoding latin-1" in c and "Zürich" in c and "encoding='latin-1'" in c
+    d = describe(tmp_path / "d.csv").description  # Curly quotes and the euro sign exist only in cp1252.
+    assert "encoding cp1252" in d and "“€5”" in d and "encoding='cp1252'" in d
 
 
 def test_json_nested_and_jsonl(tmp_path):
     (tmp_path / "n.json").write_text(json.dumps({"meta": {"v": 2}, "items": [{"id": 1, "tags": ["a"]}, {"id": 2}]}))
     (tmp_path / "r.jsonl").write_text('{"a": 1, "b": "x"}\n{"a": 2, "b": "y"}\nnot json\n')
     n = describe(tmp_path / "n.json").description
-    assert "$.meta.v: integer" in n and "$.items: array of 2" in n and "Records at $.items" in n
+    assert "$.meta.v: integer" in n and "$.items: array of 2" in n and "2 records at $.items" in n
     r = describe(tmp_path / "r.jsonl").description
     assert "3 records" in r and "1 of the first 3 lines are not valid JSON" in r and "- a: int64" in r
 

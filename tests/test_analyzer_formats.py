@@ -84,8 +84,8 @@ def test_html_outline_and_tables(tmp_path):
     d = describe(tmp_path / "page.html")
     assert d.format == "html" and "title 'Cities'" in d.description and "1 table(s)" in d.description
     assert "line 2: h1 Big cities" in d.description and "line 4: h2 Table" in d.description
-    assert "caption 'Population', 25 rows x 2 columns; header: 'City', 'People'" in d.description
-    assert "['City 0', '1,000']" in d.description and "pd.read_html" in d.description
+    assert "caption 'Population', 25 rows x 2 columns; columns: 'City', 'People'" in d.description
+    assert "['City 0', 1000]" in d.description and "pd.read_html" in d.description
     assert len(pd.read_html(tmp_path / "page.html")) == 1  # The loader the description names works (lxml).
 
 

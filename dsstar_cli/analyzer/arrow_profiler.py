@@ -23,7 +23,7 @@ def profile_parquet(path: Path, limits: AnalyzerLimits) -> str:
     batches = parquet.iter_batches(batch_size=SAMPLE_ROWS)
     first = next(batches, None)
     frame = (first.to_pandas() if first is not None else parquet.schema_arrow.empty_table().to_pandas())
-    sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < meta.num_rows else ""
+    sampled = f" (figures from the first {len(frame):,} of {meta.num_rows:,} rows)" if len(frame) < meta.num_rows else ""
     summary = (f"Parquet file: {meta.num_rows:,} rows (exact, from the metadata) in {meta.num_row_groups} row "
                f"group(s); {meta.num_columns} columns. Load with pd.read_parquet(path) "
                "(columns=[...] reads only the columns you need).")
@@ -41,7 +41,7 @@ def profile_feather(path: Path, limits: AnalyzerLimits) -> str:
     rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))  # Metadata only: mmap.
     first = reader.get_batch(0).slice(0, SAMPLE_ROWS) if reader.num_record_batches else None
     frame = (pa.Table.from_batches([first]) if first is not None else reader.schema.empty_table()).to_pandas()
-    sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < rows else ""
+    sampled = f" (figures from the first {len(frame):,} of {rows:,} rows)" if len(frame) < rows else ""
     summary = (f"Feather (Arrow IPC) file: {rows:,} rows (exact), {len(reader.schema)} columns. "
                "Load with pd.read_feather(path).")
     return "\n".join([summary, _schema_line(reader.schema), describe_frame(frame, limits.sample_rows, sampled)])

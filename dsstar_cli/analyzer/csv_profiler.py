@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import csv
 import io
-import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from dsstar_cli.analyzer.encoding import Utf8Check, choose
 from dsstar_cli.analyzer.frame import describe_frame
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError, read_text_head
+from dsstar_cli.analyzer.number_format import number_options
+from dsstar_cli.analyzer.table_shape import filled, first_row_is_data, has_index_column, header_row
 
-ENCODINGS = ("utf-8-sig", "cp1252", "latin-1")  # latin-1 decodes any bytes, so it ends the chain.
 SNIFF_BYTES = 64 * 1024
 EXACT_COUNT_UP_TO = 64 * 1024 * 1024  # Larger files get a row count estimated from sampled blocks.
 SPREAD_BLOCKS = 8                      # Blocks read from across a large file, beside its head,
@@ -23,63 +24,47 @@ HEAD_BYTES = 8 * 1024 * 1024
 SAMPLE_ROWS = 20_000
 LAYOUT_ROWS = 50          # Rows read to find the real header under title rows.
 TAIL_BYTES = 64 * 1024    # Bytes read from the end to find footnote rows.
-THOUSANDS = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$")
 
 
 @dataclass
 class Layout:
-    """Where the table sits in the file: title rows above the header, footnote rows below it."""
+    """Where the table sits in the file: comment and title rows above the header, footnote rows
+    below it; whether the first row is data (no header) and the first column a pandas index."""
 
     header_row: int = 0
     titles: tuple[str, ...] = ()
     footer_rows: int = 0
     footnotes: tuple[str, ...] = ()
-
-
-def _filled(row: list[str]) -> int:
-    return sum(1 for cell in row if cell.strip())
+    headerless: bool = False
+    index_column: bool = False
 
 
 def detect_layout(path: Path, encoding: str, delimiter: str, size: int) -> Layout:
     """Spreadsheet exports often put a title and a blank row above the header and notes below the
-    table. The header is the first row nearly as wide as the widest row, followed by a wide row."""
+    table; tools put comment lines above it; some files have no header at all."""
     with path.open("r", encoding=encoding, errors="replace", newline="") as handle:
         head = [row for _, row in zip(range(LAYOUT_ROWS), csv.reader(handle, delimiter=delimiter))]
-    widths = [_filled(row) for row in head]
+    header = header_row(head)
+    titles = tuple(" ".join(c.strip() for c in row if c.strip()) for row in head[:header] if filled(row))
+    table = [row for row in head[header:] if filled(row)]
+    index_column = has_index_column(table)
+    headerless = not index_column and first_row_is_data(table)
+    widths = [filled(row) for row in head]
     if max(widths, default=0) < 2:
-        return Layout()
-    header = find_header_row(widths)
-    titles = tuple(" ".join(c.strip() for c in row if c.strip()) for row in head[:header] if _filled(row))
+        return Layout(header, titles, headerless=headerless)
     with path.open("rb") as handle:
         handle.seek(max(0, size - TAIL_BYTES))
         tail_text = handle.read().decode(encoding, errors="replace")
     tail = list(csv.reader(tail_text.splitlines()[1:], delimiter=delimiter))  # First line may be cut.
     footer = 0
-    while footer < len(tail) and _filled(tail[-1 - footer]) <= 1 and footer < LAYOUT_ROWS:
+    while footer < len(tail) and filled(tail[-1 - footer]) <= 1 and footer < LAYOUT_ROWS:
         footer += 1
     notes = tuple(cell.strip() for row in tail[len(tail) - footer:] for cell in row if cell.strip())
-    return Layout(header, titles, footer if footer < len(tail) else 0, notes)
-
-
-def find_header_row(widths: list[int]) -> int:
-    """Index of the first row nearly as wide as the widest (>= 75 %) followed by a wide row (>= 50 %)."""
-    width = max(widths, default=0)
-    wide, next_wide = math.ceil(0.75 * width), math.ceil(0.5 * width)
-    return next((i for i, w in enumerate(widths[:-1]) if w >= wide and widths[i + 1] >= next_wide), 0)
-
-
-def detect_encoding(head: bytes) -> str:
-    for encoding in ENCODINGS:
-        try:
-            head.decode(encoding)
-            return encoding
-        except UnicodeDecodeError:
-            continue
-    return "latin-1"
+    return Layout(header, titles, footer if footer < len(tail) else 0, notes, headerless, index_column)
 
 
 def sniff_delimiter(text: str, suffix: str) -> str:
-    if suffix == ".tsv":
+    if suffix in (".tsv", ".tab"):
         return "\t"
     try:
         return csv.Sniffer().sniff(text[:SNIFF_BYTES], delimiters=",;\t|").delimiter
@@ -87,14 +72,23 @@ def sniff_delimiter(text: str, suffix: str) -> str:
         return ","
 
 
-def count_lines(path: Path, size: int) -> tuple[int, bool, list[bytes]]:
-    """(lines, exact, spread blocks). Counts every newline up to a size; above it, estimates from
-    the head and blocks spread through the file (mean line length), never reading the file whole.
-    The spread blocks are returned so the profile can sample rows from them without reading again."""
+def count_lines(path: Path, size: int, utf8: Utf8Check) -> tuple[int, bool, list[bytes]]:
+    """(lines, exact, spread blocks). Counts every newline up to a size (checking the bytes are
+    UTF-8 on the way); above it, estimates from the head and blocks spread through the file (mean
+    line length), never reading the file whole. The spread blocks are returned so the profile can
+    sample rows from them without reading again."""
     with path.open("rb") as handle:
         if size <= EXACT_COUNT_UP_TO:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")), True, []
+            lines = 0
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                lines += chunk.count(b"\n")
+                utf8.feed(chunk)
+            utf8.feed(b"", final=True)
+            return lines, True, []
         head, blocks = handle.read(HEAD_BYTES), _spread_blocks(handle, size)
+    utf8.feed(head)
+    for block in blocks:
+        utf8.feed(block, restart=True)
     sampled = [head, *blocks]
     newlines = sum(block.count(b"\n") for block in sampled)
     return int(newlines * size / max(sum(len(b) for b in sampled), 1)), False, blocks
@@ -117,79 +111,105 @@ def spread_rows(blocks: list[bytes], encoding: str, options: dict, columns: list
         lines.extend(text.split("\n")[1:-1])  # The first and last lines of a block are cut.
     if not lines:
         return None
-    keep = {k: v for k, v in options.items() if k in ("sep", "thousands") and v is not None}
+    keep = {k: v for k, v in options.items() if k in ("sep", "thousands", "decimal")}
     try:
         return pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=columns, **keep)
     except (pd.errors.ParserError, ValueError):
         return None
 
 
-def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
-    head, size = read_text_head(path, SNIFF_BYTES, "delimited text", scan=SNIFF_BYTES)
-    encoding = detect_encoding(head)
-    delimiter = sniff_delimiter(head.decode(encoding, errors="replace"), path.suffix.lower())
-    layout = detect_layout(path, encoding, delimiter, size)
-    lines, exact, blocks = count_lines(path, size)
-    options = {"sep": delimiter, "skiprows": layout.header_row or None}
+def loader_options(delimiter: str, encoding: str | None, layout: Layout) -> dict:
+    """The keyword arguments of the described `pd.read_csv` call, in the order shown."""
+    options: dict = {"sep": delimiter}
+    if encoding:
+        options["encoding"] = encoding
+    if layout.header_row:
+        options["skiprows"] = layout.header_row
+    if layout.headerless:
+        options["header"] = None
+    if layout.index_column:
+        options["index_col"] = 0
     if layout.footer_rows:
         options.update(skipfooter=layout.footer_rows, engine="python")
+    return options
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
+    head, size = read_text_head(path, SNIFF_BYTES, "delimited text", scan=SNIFF_BYTES)
+    utf8 = Utf8Check()
+    lines, exact, blocks = count_lines(path, size, utf8)
+    encoding, encoding_name = choose(head, utf8, exact)
+    text_encoding = encoding or "utf-8"
+    delimiter = sniff_delimiter(head.decode(text_encoding, errors="replace"), path.suffix.lower())
+    layout = detect_layout(path, text_encoding, delimiter, size)
+    header_lines = layout.header_row + (0 if layout.headerless else 1)
+    whole = exact and lines - header_lines - layout.footer_rows <= SAMPLE_ROWS
+    options = loader_options(delimiter, encoding, layout)
     # pandas cannot combine skipfooter with nrows: a table with notes below is read whole when
     # small; a large one is sampled from the top, where the notes are not.
-    whole = not layout.footer_rows or (exact and lines <= SAMPLE_ROWS)
-    sample_options = options if whole else {**options, "skipfooter": None, "engine": None}
-    nrows = None if layout.footer_rows and whole else SAMPLE_ROWS
-    frame = _read_sample(path, encoding, sample_options, nrows)
-    if _has_thousands_separators(frame):
-        options["thousands"] = sample_options["thousands"] = ","
-        frame = _read_sample(path, encoding, sample_options, nrows)
-    rows = max(lines - 1 - layout.header_row - layout.footer_rows, len(frame))
-    rows_text = (f"{rows:,} data rows" if exact else
-                 f"about {rows:,} data rows (estimated from the first 8 MB and {SPREAD_BLOCKS} blocks spread "
-                 "through the file; not counted)")
-    sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < rows else ""
-    if len(frame) < rows and whole and not exact:
-        extra = spread_rows(blocks, encoding, options, [str(c) for c in frame.columns])
+    read_options = {k: v for k, v in options.items() if whole or k not in ("skipfooter", "engine")}
+    nrows = None if whole else SAMPLE_ROWS
+    raw = _read_sample(path, {**read_options, "dtype": str}, nrows)
+    options.update(number_options(raw, delimiter))
+    read_options = {**read_options, **{k: options[k] for k in ("thousands", "decimal") if k in options}}
+    frame = _read_sample(path, read_options, nrows)
+    if whole:
+        rows_text = _plural(len(frame), "data row")
+        rows = len(frame)
+    else:
+        rows = max(lines - header_lines - layout.footer_rows, len(frame))
+        rows_text = (f"{rows:,} data rows (counted as lines)" if exact else
+                     f"about {rows:,} data rows (estimated from the first 8 MB and {SPREAD_BLOCKS} blocks spread "
+                     "through the file; not counted)")
+    sampled = f" (figures from the first {len(frame):,} of {rows:,} rows)" if len(frame) < rows else ""
+    if not whole and not exact and not layout.footer_rows:
+        extra = spread_rows(blocks, text_encoding, options, [str(c) for c in frame.columns])
         if extra is not None and len(extra.columns) == len(frame.columns):
             frame = pd.concat([frame, extra.astype(frame.dtypes.to_dict(), errors="ignore")], ignore_index=True)
-            sampled = (f" (profiled from the first {len(frame) - len(extra):,} rows and {len(extra):,} rows "
+            sampled = (f" (figures from the first {len(frame) - len(extra):,} rows and {len(extra):,} rows "
                        f"spread through the file)")
-    if encoding != "utf-8-sig":
-        options["encoding"] = encoding
-    loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items() if v is not None) + ")"
-    summary = f"Delimited text, separator {delimiter!r}, encoding {encoding}; {rows_text}. Load with {loader}."
-    notes = _layout_notes(layout, "thousands" in options)
+    loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
+    summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
+    notes = _layout_notes(layout)
+    repeats = repeated_header_rows(raw)
+    if repeats:
+        notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): several "
+                     "tables stacked in one.")
     return "\n".join([summary, *notes, describe_frame(frame, limits.sample_rows, sampled)])
 
 
-def _layout_notes(layout: Layout, thousands: bool) -> list[str]:
+def repeated_header_rows(raw: pd.DataFrame) -> list[int]:
+    """Positions of rows (of the table read as text) that repeat the column names in most of
+    their cells, two at least: several tables stacked under one header."""
+    if len(raw.columns) < 2 or raw.empty:
+        return []
+    names = np.array([str(c) for c in raw.columns], dtype=object)
+    same = (raw.to_numpy(dtype=object) == names).sum(axis=1)
+    return [int(i) for i in np.flatnonzero(same >= max(2, (len(names) + 1) // 2))]
+
+
+def _layout_notes(layout: Layout) -> list[str]:
     notes = []
     if layout.header_row:
         notes.append(f"The real header is on line {layout.header_row + 1}; title rows above it: "
-                     + " / ".join(repr(t) for t in layout.titles[:3]) + ".")
+                     + " / ".join(repr(t[:100]) for t in layout.titles[:3]) + ".")
+    if layout.headerless:
+        notes.append("No header row: the first line is data (header=None numbers the columns).")
+    if layout.index_column:
+        notes.append("The first column is a pandas index under an empty header cell (index_col=0).")
     if layout.footer_rows:
         notes.append(f"{layout.footer_rows} footnote row(s) below the table: "
                      + " / ".join(repr(n[:150]) for n in layout.footnotes[:3]) + ".")
-    if thousands:
-        notes.append("Numbers are written with ',' thousands separators (thousands=',' parses them).")
     return notes
 
 
-def _read_sample(path: Path, encoding: str, options: dict, nrows: int | None) -> pd.DataFrame:
-    options = {k: v for k, v in options.items() if v is not None}
-    if options.get("engine") != "python":
-        options["low_memory"] = False
+def _read_sample(path: Path, options: dict, nrows: int | None) -> pd.DataFrame:
+    extra = {} if options.get("engine") == "python" else {"low_memory": False}
     try:
-        return pd.read_csv(path, encoding=encoding, nrows=nrows, **options)
+        return pd.read_csv(path, nrows=nrows, **options, **extra)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         raise ProfileError(f"pandas cannot parse it as delimited text: {str(exc).splitlines()[0]}") from exc
-
-
-def _has_thousands_separators(frame: pd.DataFrame) -> bool:
-    """True when some text column holds numbers like "796,366" (most of its values)."""
-    for name in frame.columns:
-        values = frame[name].dropna()
-        if values.dtype == object or pd.api.types.is_string_dtype(values):
-            text = values.astype(str).head(200)
-            if len(text) and text.str.match(THOUSANDS).mean() >= 0.8:
-                return True
-    return False

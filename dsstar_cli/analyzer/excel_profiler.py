@@ -3,17 +3,18 @@ Formulas are read as their cached values (what a person sees), not as formula te
 
 from __future__ import annotations
 
+import math
 import warnings
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 
-from dsstar_cli.analyzer.csv_profiler import find_header_row
+from dsstar_cli.analyzer.table_shape import filled, first_row_is_data, has_index_column, header_row
 from dsstar_cli.analyzer.frame import describe_frame
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 
-SAMPLE_ROWS = 5_000
+FULL_SHEET_CELLS = 400_000  # Sheets up to this many cells are read whole; larger ones from the top.
 MAX_SHEETS = 30
 LAYOUT_ROWS = 30
 MERGED_UP_TO_BYTES = 10 * 1024 * 1024  # Merged ranges need a full (non-streaming) load: small files only.
@@ -37,31 +38,59 @@ def profile_excel(path: Path, limits: AnalyzerLimits) -> str:
     merged = _merged_ranges(path) if path.stat().st_size <= MERGED_UP_TO_BYTES else {}
     listing = ", ".join(f"{title!r} ({rows:,} rows x {cols:,} columns)" for title, rows, cols in sheets)
     parts = [f"Excel workbook with {len(sheets)} sheet(s): {listing}."]
-    for title, max_row, _ in sheets[:MAX_SHEETS]:
+    for title, max_row, max_col in sheets[:MAX_SHEETS]:
         parts.append("")
-        parts.extend(_describe_sheet(path, title, max_row, merged.get(title, []), limits))
+        parts.extend(_describe_sheet(path, title, max_row, max_col, merged.get(title, []), limits))
     if len(sheets) > MAX_SHEETS:
         parts.append(f"... and {len(sheets) - MAX_SHEETS} more sheets not described.")
     return "\n".join(parts)
 
 
-def _describe_sheet(path: Path, title: str, max_row: int, merged: list[str], limits: AnalyzerLimits) -> list[str]:
+def _text(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _describe_sheet(path: Path, title: str, max_row: int, max_col: int, merged: list[str],
+                    limits: AnalyzerLimits) -> list[str]:
     top = pd.read_excel(path, sheet_name=title, header=None, nrows=LAYOUT_ROWS, engine="openpyxl")
     if top.empty:
         return [f"Sheet {title!r}: empty."]
-    header = find_header_row([int(top.iloc[i].notna().sum()) for i in range(len(top))])
-    frame = pd.read_excel(path, sheet_name=title, skiprows=header or None, nrows=SAMPLE_ROWS, engine="openpyxl")
-    rows = max(max_row - 1 - header, len(frame))
-    loader = f"pd.read_excel(path, sheet_name={title!r}" + (f", skiprows={header})" if header else ")")
-    lines = [f"Sheet {title!r}: {rows:,} data rows. Load with {loader}."]
+    head = [[_text(v) for v in row] for row in top.itertuples(index=False)]
+    header = header_row(head)
+    table = [row for row in head[header:] if filled(row)]
+    index_column = has_index_column(table)
+    headerless = not index_column and first_row_is_data(table)
+    options: dict = {"sheet_name": title}
     if header:
-        titles = [" ".join(str(v) for v in top.iloc[i].dropna()) for i in range(header)]
+        options["skiprows"] = header
+    if headerless:
+        options["header"] = None
+    if index_column:
+        options["index_col"] = 0
+    whole = max_row * max(max_col, 1) <= FULL_SHEET_CELLS
+    nrows = None if whole else max(FULL_SHEET_CELLS // max(max_col, 1), 100)
+    frame = pd.read_excel(path, **options, nrows=nrows, engine="openpyxl")
+    whole = whole or len(frame) < nrows  # The sheet ended before the budget did.
+    rows = len(frame) if whole else max(max_row - header - (0 if headerless else 1), len(frame))
+    loader = "pd.read_excel(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
+    counted = "" if whole else " (per the sheet's dimensions)"
+    lines = [f"Sheet {title!r}: {rows:,} data row{'' if rows == 1 else 's'}{counted}. Load with {loader}."]
+    if header:
+        titles = [" ".join(c for c in head[i] if c) for i in range(header)]
         lines.append(f"The real header is on row {header + 1}; above it: "
                      + " / ".join(repr(t[:100]) for t in titles if t)[:300] + ".")
+    if headerless:
+        lines.append("No header row: the first row is data (header=None numbers the columns).")
+    if index_column:
+        lines.append("The first column is a pandas index under an empty header cell (index_col=0).")
     if merged:
         lines.append(f"Merged cells ({len(merged)}): {', '.join(merged[:10])}" + (" ..." if len(merged) > 10 else "")
                      + " (pandas fills only the first cell of each).")
-    sampled = f" (profiled from the first {len(frame):,} rows)" if len(frame) < rows else ""
+    sampled = f" (figures from the first {len(frame):,} of {rows:,} rows)" if len(frame) < rows else ""
     lines.append(describe_frame(frame, limits.sample_rows, sampled) if len(frame.columns) else "(no columns)")
     return lines
 

@@ -56,7 +56,8 @@ def _other_columns(frame: pd.DataFrame, detailed: int) -> str:
 
 def describe_frame(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> str:
     """Column-by-column summary plus a few example rows. `rows_note` says if rows were sampled."""
-    lines = [f"{len(frame.columns)} columns{rows_note}:"]
+    width = len(frame.columns)
+    lines = [f"{width} column{'' if width == 1 else 's'}{rows_note}:"]
     detailed = DETAILED_COLUMNS if len(frame.columns) <= DETAILED_COLUMNS else WIDE_DETAILED
     for name in frame.columns[:detailed]:
         lines.append(f"- {name!s}: {describe_column(frame[name])}")
@@ -64,6 +65,7 @@ def describe_frame(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -
         lines.append(_other_columns(frame, detailed))
     if sample_rows and len(frame):
         with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
-            lines.append(f"First {min(sample_rows, len(frame))} rows:")
+            shown = min(sample_rows, len(frame))
+            lines.append(f"First {shown} rows:" if shown > 1 else "First row:")
             lines.append(frame.head(sample_rows).to_string(index=False))
     return "\n".join(lines)

@@ -3,8 +3,11 @@ caption, header cells, row count and first rows, so the coder knows where the da
 
 from __future__ import annotations
 
+import io
 from html.parser import HTMLParser
 from pathlib import Path
+
+import pandas as pd
 
 from dsstar_cli.analyzer.limits import AnalyzerLimits, read_text_head
 
@@ -73,25 +76,59 @@ class _Outline(HTMLParser):
                 self._row_is_header = True
 
 
+def _read_html(text: str) -> list[pd.DataFrame] | None:
+    """The tables exactly as the coder's `pd.read_html(path)` will see them; None when pandas
+    cannot parse the page (then the tables are shown as the HTML has them)."""
+    try:
+        return pd.read_html(io.StringIO(text))
+    except ValueError:  # "No tables found"
+        return []
+    except Exception:  # noqa: BLE001 - lxml's errors on broken markup; the outline still stands
+        return None
+
+
+def _cells(values) -> str:
+    return repr([_short(v) for v in values][:12])[:300]
+
+
+def _short(value):
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value[:60] if isinstance(value, str) else value
+
+
 def profile_html(path: Path, limits: AnalyzerLimits) -> str:
     raw, size = read_text_head(path, MAX_BYTES, "HTML")
+    text = raw.decode("utf-8", errors="replace")
     outline = _Outline()
-    outline.feed(raw.decode("utf-8", errors="replace"))
+    outline.feed(text)
     outline.close()
+    frames = _read_html(text) if len(raw) == size else None
     read = "" if len(raw) == size else f" (first {len(raw):,} bytes read)"
+    count = len(frames) if frames is not None else len(outline.tables)
     parts = [f"HTML page{read}, {size:,} bytes" + (f", title {outline.title!r}" if outline.title else "") +
-             f"; {len(outline.tables)} table(s). Tables load with pd.read_html(path) (a list of DataFrames, "
-             "in the order below; match=... picks one by its text)."]
+             f"; {count} table(s). Table k loads with pd.read_html(path)[k] (match=... picks one by its text)."]
     if outline.headings:
         parts.append(f"Headings ({len(outline.headings)}):")
         parts.extend(f"  line {line}: {tag} {text[:120]}" for line, tag, text in outline.headings[:MAX_HEADINGS])
-    for number, table in enumerate(outline.tables[:MAX_TABLES]):
-        caption = f" caption {table['caption']!r}," if table["caption"] else ""
-        header = table["header"] or (table["rows"][0] if table["rows"] else [])
-        parts.append(f"Table {number} (line {table['line']}),{caption} {len(table['rows']):,} rows x "
-                     f"{max((len(r) for r in table['rows']), default=len(header))} columns; header: "
-                     + ", ".join(repr(h[:60]) for h in header[:30]))
-        parts.extend(f"  {row[:12]!r}"[:300] for row in table["rows"][:limits.sample_rows])
-    if len(outline.tables) > MAX_TABLES:
-        parts.append(f"... and {len(outline.tables) - MAX_TABLES} more tables.")
+    located = frames is None or len(frames) == len(outline.tables)  # Line numbers and captions line up.
+    for number in range(min(count, MAX_TABLES)):
+        table = outline.tables[number] if located else None
+        where = f" (line {table['line']})" if table else ""
+        caption = f" caption {table['caption']!r}," if table and table["caption"] else ""
+        if frames is not None:
+            frame = frames[number]
+            parts.append(f"Table {number} = pd.read_html(path)[{number}]{where},{caption} {len(frame):,} rows x "
+                         f"{len(frame.columns)} columns; columns: "
+                         + ", ".join(repr(_short(c) if not isinstance(c, tuple) else tuple(map(_short, c)))
+                                     for c in list(frame.columns)[:30]))
+            parts.extend(f"  {_cells(row)}" for row in frame.head(limits.sample_rows).itertuples(index=False))
+        else:
+            header = table["header"] or (table["rows"][0] if table["rows"] else [])
+            parts.append(f"Table {number} = pd.read_html(path)[{number}]{where},{caption} {len(table['rows']):,} rows x "
+                         f"{max((len(r) for r in table['rows']), default=len(header))} columns; header cells: "
+                         + ", ".join(repr(h[:60]) for h in header[:30]))
+            parts.extend(f"  {row[:12]!r}"[:300] for row in table["rows"][:limits.sample_rows])
+    if count > MAX_TABLES:
+        parts.append(f"... and {count - MAX_TABLES} more tables.")
     return "\n".join(parts)

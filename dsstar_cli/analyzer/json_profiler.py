@@ -70,8 +70,11 @@ def profile_json(path: Path, limits: AnalyzerLimits) -> str:
     if table:
         where, records = table
         frame = pd.json_normalize(records[:JSONL_SAMPLE_LINES], max_level=1)
-        parts.append(f"Records at {where} ({len(records):,}), flattened with pd.json_normalize:")
-        parts.append(describe_frame(frame, limits.sample_rows))
+        keys = "".join(f"[{key!r}]" for key in where.split(".", 1)[1:])
+        loader = f"pd.json_normalize(json.load(open(path, encoding='utf-8')){keys}, max_level=1)"
+        parts.append(f"{len(records):,} records at {where}. Load with {loader}.")
+        sampled = f" (figures from the first {len(frame):,} of {len(records):,})" if len(frame) < len(records) else ""
+        parts.append(describe_frame(frame, limits.sample_rows, sampled))
     return "\n".join(parts)
 
 
@@ -96,7 +99,7 @@ def profile_jsonl(path: Path, limits: AnalyzerLimits) -> str:
     if bad:
         parts.append(f"Warning: {bad} of the first {len(records) + bad} lines are not valid JSON.")
     if all(isinstance(r, dict) for r in records):
-        rows_note = f" (profiled from the first {len(records):,} records)" if len(records) < total else ""
+        rows_note = f" (figures from the first {len(records):,} of {total:,} records)" if len(records) < total else ""
         parts.append(describe_frame(pd.json_normalize(records, max_level=1), limits.sample_rows, rows_note))
     else:
         parts.extend(outline(records[0], "$[0]"))
