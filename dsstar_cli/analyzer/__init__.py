@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli.analyzer import datasets
 from dsstar_cli.analyzer.bounded import profile_all
 from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.discover import list_data_files, outside_check
@@ -188,7 +189,15 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
             regular.append(index)
         else:
             finish(index, describe_file(root, relative, limits, mode, describe_unknown))
-    jobs, by_reference = [], references(root, [files[index] for index in regular])
+    # Many files described as one dataset: profiled together, in a bounded child (never cached:
+    # a description of many files); the others as before.
+    groups = datasets.find(root, [files[index] for index in regular]) if mode != "llm" else []
+    grouped = {Path(member) for group in groups for member in group.members}
+    results += [None] * len(groups)
+    keys += [None] * len(groups)
+    jobs = [(len(files) + k, root, group.as_dict()) for k, group in enumerate(groups)]
+    regular = [index for index in regular if files[index] not in grouped]
+    by_reference = references(root, [files[index] for index in regular])
     for index in regular:
         relative, path = files[index], root / files[index]
         if relative in by_reference:  # Cheap, and it depends on another file: never cached.
@@ -207,6 +216,8 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
         profile_all(jobs, limits, min(workers, os.cpu_count() or 1),
                     lambda r, rel, why: stopped(r, rel, why).as_dict(),
                     lambda index, fields: finish(index, FileDescription(**fields)), deadline)
+    # Members of a dataset are in its description; a dataset goes where its path sorts.
+    results = sorted((result for result in results if result is not None), key=lambda result: result.path)
     emit(Event("analysis_done", {"files": len(results), "cached": sum(r.cached for r in results),
                                  "seconds": round(time.monotonic() - started, 3)}))
     return results

@@ -72,7 +72,7 @@ class Child:
                 pass
 
 
-Job = tuple[int, Path, Path]                       # (index, root, relative)
+Job = tuple[int, Path, "Path | dict"]              # (index, root, relative path or a dataset's fields)
 Stopped = Callable[[Path, Path, str], dict]       # what to say of a file whose profiling was stopped
 
 
@@ -104,6 +104,9 @@ def profile_all(jobs: list[Job], limits: AnalyzerLimits, workers: int, stopped: 
                     with lock:
                         children.append(child)
                 request = {"root": str(root), "relative": str(relative), "limits": asdict(limits)}
+                if isinstance(relative, dict):  # Many files described as one (datasets.py).
+                    request.update(relative=relative["path"], dataset=relative)
+                    relative = Path(relative["path"])
                 fields, why = child.profile(request, min(limits.seconds_per_file, left))
                 if fields is None:
                     child.kill()
@@ -135,13 +138,16 @@ def serve(memory_mb: int) -> None:
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    from dsstar_cli.analyzer import profile_builtin  # After the limit: imports count against it too.
+    from dsstar_cli.analyzer import datasets, profile_builtin  # After the limit: imports count too.
 
     for line in sys.stdin:
         request = json.loads(line)
         limits = AnalyzerLimits(**request["limits"])
         try:
-            fields = profile_builtin(Path(request["root"]), Path(request["relative"]), limits)
+            if "dataset" in request:
+                fields = datasets.profile(Path(request["root"]), request["dataset"], limits)
+            else:
+                fields = profile_builtin(Path(request["root"]), Path(request["relative"]), limits)
         except MemoryError:
             fields = {"error": f"over the {memory_mb} MB memory bound"}
         sys.stdout.write(json.dumps(fields) + "\n")
