@@ -85,3 +85,26 @@ def test_a_hive_partitioned_parquet_folder_is_one_dataset_with_its_partition_col
     loaded = run_loader(text, data)
     assert len(loaded) == total and {"year", "month", "amount"} <= set(loaded.columns)
     assert loaded.groupby("year")["amount"].first().to_dict() == {2023: 2023.0, 2024: 2024.0}
+
+
+def test_the_prompt_steers_to_duckdb_only_when_data_is_too_big_for_pandas():
+    from dsstar_cli.analyzer import FileDescription
+    from dsstar_cli.analyzer.retriever import Selection, files_prompt
+
+    small = FileDescription("sales.csv", "csv", 10_000, "builtin", "Delimited text; 100 data rows.")
+    big = FileDescription("payments.csv", "csv", 2 * 1024**3, "builtin", "Delimited text; about 51,200,000 ...")
+    assert "DuckDB" not in files_prompt(Selection([small]))
+    prompt = files_prompt(Selection([small, big]))
+    assert prompt.startswith("Note: payments.csv is too big to load whole with pandas")
+    assert "duckdb.sql(f\"SELECT country" in prompt and "## payments.csv (csv, 2.0 GB)" in prompt
+
+
+def test_the_debugger_is_steered_to_duckdb_after_a_memory_error():
+    from dsstar_cli.roles import debugger
+
+    def error_shown(error: str) -> str:
+        return debugger.messages("import pandas", error, "files", "/data")[1]["content"]
+
+    memory = 'Traceback (most recent call last):\n  File "s.py", line 2, in <module>\nMemoryError\n'
+    assert "query them in place with DuckDB" in error_shown(memory)
+    assert "DuckDB" not in error_shown("KeyError: 'amount'")

@@ -21,7 +21,7 @@ import importlib.util
 import os
 import sys
 
-BASELINE_MB = 1024      # Address space taken before DuckDB's buffers: Python, pandas, pyarrow, DuckDB.
+BASELINE_MB = 640       # Address space taken before DuckDB's buffers: Python, pandas, pyarrow, DuckDB.
 MIN_LIMIT_MB = 64
 MB_PER_THREAD = 256     # DuckDB wants some memory per thread; fewer threads in a small cap.
 MAX_THREADS = 8
