@@ -108,8 +108,8 @@ def find(root: Path, relatives: list[Path]) -> list[Dataset]:
                 groups.setdefault((suffix, DIGITS.sub("#", relative.name)), []).append(relative)
         for members in groups.values():
             if len(members) >= MIN_FILES:
-                names = sorted(m.name for m in members)
-                others = [r.name for r in inside if r not in members]
+                names, member_set = sorted(m.name for m in members), set(members)
+                others = [r.name for r in inside if r not in member_set]
                 pattern, listed = _glob("" if str(folder) == "." else str(folder), names, others)
                 found.append(Dataset(pattern, [str(m) for m in sorted(members)], listed=listed))
     return found
