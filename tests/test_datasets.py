@@ -108,3 +108,14 @@ def test_the_debugger_is_steered_to_duckdb_after_a_memory_error():
     memory = 'Traceback (most recent call last):\n  File "s.py", line 2, in <module>\nMemoryError\n'
     assert "query them in place with DuckDB" in error_shown(memory)
     assert "DuckDB" not in error_shown("KeyError: 'amount'")
+
+
+def test_a_file_the_hive_glob_would_also_read_makes_the_loader_list_the_members(tmp_path):
+    data = tmp_path / "data"
+    for year in (2023, 2024):
+        (data / "sales" / f"year={year}").mkdir(parents=True)
+        (data / "sales" / f"year={year}" / "part-0.csv").write_text("amount\n1\n2\n")
+    (data / "sales" / "summary.csv").write_text("total\n6\n")
+    group = describe(data)["sales/**/*.csv"]
+    assert "year=2023/part-0.csv" in group.description.split("Load them together")[1]
+    assert len(run_loader(group.description, data)) == 4

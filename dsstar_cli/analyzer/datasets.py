@@ -88,9 +88,12 @@ def find(root: Path, relatives: list[Path]) -> list[Dataset]:
     taken: set[Path] = set()
     for (folder, suffix, keys), members in sorted(hive.items()):
         if len(members) >= 2:
-            base = "/".join(folder)
+            base, member_set = "/".join(folder), set(members)
+            # The glob would also read a file of that suffix below the folder that is not a member.
+            strays = any(r.parts[:len(folder)] == folder and r.suffix.lower() == suffix and r not in member_set
+                         for r in relatives)
             found.append(Dataset(f"{base}/**/*{suffix}" if base else f"**/*{suffix}",
-                                 [str(m) for m in sorted(members)], list(keys)))
+                                 [str(m) for m in sorted(members)], list(keys), listed=strays))
             taken.update(members)
     by_folder: dict[Path, list[Path]] = {}
     for relative in relatives:
