@@ -119,3 +119,14 @@ def test_a_file_the_hive_glob_would_also_read_makes_the_loader_list_the_members(
     group = describe(data)["sales/**/*.csv"]
     assert "year=2023/part-0.csv" in group.description.split("Load them together")[1]
     assert len(run_loader(group.description, data)) == 4
+
+
+def test_a_damaged_member_is_named_and_the_others_still_described(tmp_path):
+    data = tmp_path / "data"
+    for month in ("01", "02", "03"):
+        (data / "t" / f"month={month}").mkdir(parents=True)
+        pd.DataFrame({"x": [1, 2]}).to_parquet(data / "t" / f"month={month}" / "part-0.parquet")
+    (data / "t" / "month=02" / "part-0.parquet").write_bytes(b"PAR1 not really parquet")
+    group = describe(data)["t/**/*.parquet"]
+    assert "Unreadable members (1; not counted): t/month=02/part-0.parquet" in group.description
+    assert "about 4 rows in all" in group.description and "- x:" in group.description

@@ -140,6 +140,14 @@ def _rows(path: Path, suffix: str) -> tuple[int, bool, str]:
     return max(lines - header, 0), exact, ""
 
 
+def _counted(path: Path, suffix: str) -> tuple[int, bool, str]:
+    """`_rows`, or (0, False, why) for a member that cannot be read: the others are still described."""
+    try:
+        return _rows(path, suffix)
+    except Exception as exc:  # A damaged member must not cost the dataset its description.
+        return 0, False, f"unreadable: {type(exc).__name__}"
+
+
 def _human(size: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
@@ -176,9 +184,10 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
     suffix = members[0].suffix.lower()
     fmt = format_of_name(members[0].name)
     sizes = [os.stat(root / m).st_size for m in members]
-    counted = [_rows(root / m, suffix) for m in members]
+    counted = [_counted(root / m, suffix) for m in members]
+    unreadable = [m for m, c in zip(dataset.members, counted) if c[2].startswith("unreadable")]
     total, exact = sum(c[0] for c in counted), all(c[1] for c in counted)
-    schemas = {c[2] for c in counted}
+    schemas = {c[2] for c in counted if not c[2].startswith("unreadable")}
     kind = (f"hive-partitioned by {', '.join(dataset.partitions)}" if dataset.partitions else "one schema")
     lines = [f"Dataset of {len(members):,} {fmt} files ({kind}), {_human(sum(sizes))} in all; "
              f"{'' if exact else 'about '}{total:,} rows in all ({'exact' if exact else 'estimated for the big files'})."]
@@ -198,6 +207,8 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
              for m, c in zip(dataset.members[:SHOWN_MEMBERS], counted)]
     more = f", ... and {len(members) - SHOWN_MEMBERS:,} more" if len(members) > SHOWN_MEMBERS else ""
     lines.append(f"Files{f' in {base}/' if base else ''} (rows each): {', '.join(shown)}{more}.")
+    if unreadable:
+        lines.append(f"Unreadable members ({len(unreadable)}; not counted): {', '.join(unreadable[:10])}.")
     if len(schemas) > 1:
         lines.append(f"Note: the members' schemas differ ({len(schemas)} variants); union_by_name=true aligns columns.")
     lines.append(_loader(dataset, suffix))
