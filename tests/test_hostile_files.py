@@ -132,16 +132,17 @@ def test_many_files_of_one_layout_are_profiled_once_and_described_by_reference(t
 
     data = tmp_path / "data"
     data.mkdir()
-    for i in range(MANY_FILES + 1):
-        (data / f"store_{i:05d}.csv").write_text("day,store,sales\n" + "2025-01-01,1,3\n" * (1 + i % 3))
+    for i in range(MANY_FILES + 1):  # One folder per store (in one folder they would be one dataset).
+        (data / f"store_{i:05d}").mkdir()
+        (data / f"store_{i:05d}" / "sales.csv").write_text("day,store,sales\n" + "2025-01-01,1,3\n" * (1 + i % 3))
     (data / "other.csv").write_text("a;b\n1;2\n")
     outside = tmp_path / "secret.csv"
     outside.write_text("day,store,sales\nCANARY-OUTSIDE,1,1\n")
     (data / "zz_link.csv").symlink_to(outside)
     files = {f.path: f for f in analyze_folder(data, AnalyzerLimits(), lambda event: None, "builtin")}
-    assert "3 columns" in files["store_00000.csv"].description            # profiled in full
-    sibling = files["store_00002.csv"].description
-    assert sibling.startswith("Same layout as store_00000.csv") and "day,store,sales" in sibling
+    assert "3 columns" in files["store_00000/sales.csv"].description            # profiled in full
+    sibling = files["store_00002/sales.csv"].description
+    assert sibling.startswith("Same layout as store_00000/sales.csv") and "day,store,sales" in sibling
     assert "3 line(s) after it" in sibling
     assert "2 columns" in files["other.csv"].description                   # its own layout: profiled
     assert files["zz_link.csv"].format == "link" and not any("CANARY" in f.description for f in files.values())

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli.analyzer import datasets
 from dsstar_cli.analyzer.bounded import BUDGET_GONE, profile_all
 from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.discover import list_data_files, outside_check
@@ -193,9 +194,18 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
             sizes[index] = size
         else:
             finish(index, describe_file(root, relative, limits, mode, describe_unknown))
-    jobs, relatives = [], [files[index] for index in regular]
+    # Many files described as one dataset: profiled together, in a bounded child (never cached:
+    # a description of many files); the others as before. Past LIST_ONLY files, none is opened to
+    # find its schema: files are listed with one example per folder pattern (siblings.py).
+    relatives = [files[index] for index in regular]
     unread = listed_only(relatives)
-    by_reference = references(root, relatives) if not unread else {}
+    groups = datasets.find(root, relatives) if mode != "llm" and not unread else []
+    grouped = {Path(member) for group in groups for member in group.members}
+    results += [None] * len(groups)
+    keys += [None] * len(groups)
+    jobs = [(len(files) + k, root, group.as_dict()) for k, group in enumerate(groups)]
+    regular = [index for index in regular if files[index] not in grouped]
+    by_reference = references(root, [files[index] for index in regular]) if not unread else {}
     for index in regular:
         relative, path = files[index], root / files[index]
         if relative in unread or relative in by_reference:  # Cheap, and depends on other files: not cached.
@@ -214,6 +224,8 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
         profile_all(jobs, limits, min(workers, os.cpu_count() or 1),
                     lambda r, rel, why: stopped(r, rel, why).as_dict(),
                     lambda index, fields: finish(index, FileDescription(**fields)), deadline)
+    # Members of a dataset are in its description; a dataset goes where its path sorts.
+    results = sorted((result for result in results if result is not None), key=lambda result: result.path)
     emit(Event("analysis_done", {"files": len(results), "cached": sum(r.cached for r in results),
                                  "seconds": round(time.monotonic() - started, 3)}))
     return results

@@ -74,7 +74,7 @@ class Child:
                 pass
 
 
-Job = tuple[int, Path, Path]                       # (index, root, relative)
+Job = tuple[int, Path, "Path | dict"]              # (index, root, relative path or a dataset's fields)
 Stopped = Callable[[Path, Path, str], dict]       # what to say of a file whose profiling was stopped
 
 
@@ -96,6 +96,10 @@ def profile_all(jobs: list[Job], limits: AnalyzerLimits, workers: int, stopped: 
                     index, root, relative = pending.get_nowait()
                 except queue.Empty:
                     return
+                request = {"root": str(root), "relative": str(relative), "limits": asdict(limits)}
+                if isinstance(relative, dict):  # Many files described as one (datasets.py).
+                    request.update(relative=relative["path"], dataset=relative)
+                    relative = Path(relative["path"])
                 left = limits.seconds_per_file if deadline is None else deadline - time.monotonic()
                 if left <= 0:
                     with lock:
@@ -105,7 +109,6 @@ def profile_all(jobs: list[Job], limits: AnalyzerLimits, workers: int, stopped: 
                     child = Child(limits.memory_mb)
                     with lock:
                         children.append(child)
-                request = {"root": str(root), "relative": str(relative), "limits": asdict(limits)}
                 fields, why = child.profile(request, min(limits.seconds_per_file, left))
                 if fields is None:
                     child.kill()
@@ -137,13 +140,16 @@ def serve(memory_mb: int) -> None:
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    from dsstar_cli.analyzer import profile_builtin  # After the limit: imports count against it too.
+    from dsstar_cli.analyzer import datasets, profile_builtin  # After the limit: imports count too.
 
     for line in sys.stdin:
         request = json.loads(line)
         limits = AnalyzerLimits(**request["limits"])
         try:
-            fields = profile_builtin(Path(request["root"]), Path(request["relative"]), limits)
+            if "dataset" in request:
+                fields = datasets.profile(Path(request["root"]), request["dataset"], limits)
+            else:
+                fields = profile_builtin(Path(request["root"]), Path(request["relative"]), limits)
         except MemoryError:  # Even describing the failure ran out: the parent says which bound.
             fields = {"stopped": f"profiling ran out of the {memory_mb} MB memory bound"}
         sys.stdout.write(json.dumps(fields) + "\n")

@@ -72,9 +72,9 @@ def sniff_delimiter(text: str, suffix: str) -> str:
         return ","
 
 
-def count_lines(path: Path, size: int, utf8: Utf8Check) -> tuple[int, bool, list[bytes]]:
+def count_lines(path: Path, size: int, utf8: Utf8Check | None = None) -> tuple[int, bool, list[bytes]]:
     """(lines, exact, spread blocks). Counts every newline up to a size (checking the bytes are
-    UTF-8 on the way); above it, estimates from the head and blocks spread through the file (mean
+    UTF-8 on the way, when given a check); above it, estimates from the head and blocks spread through the file (mean
     line length), never reading the file whole. The spread blocks are returned so the profile can
     sample rows from them without reading again."""
     with path.open("rb") as handle:
@@ -82,13 +82,16 @@ def count_lines(path: Path, size: int, utf8: Utf8Check) -> tuple[int, bool, list
             lines = 0
             for chunk in iter(lambda: handle.read(1 << 20), b""):
                 lines += chunk.count(b"\n")
-                utf8.feed(chunk)
-            utf8.feed(b"", final=True)
+                if utf8 is not None:
+                    utf8.feed(chunk)
+            if utf8 is not None:
+                utf8.feed(b"", final=True)
             return lines, True, []
         head, blocks = handle.read(HEAD_BYTES), _spread_blocks(handle, size)
-    utf8.feed(head)
-    for block in blocks:
-        utf8.feed(block, restart=True)
+    if utf8 is not None:
+        utf8.feed(head)
+        for block in blocks:
+            utf8.feed(block, restart=True)
     sampled = [head, *blocks]
     newlines = sum(block.count(b"\n") for block in sampled)
     return int(newlines * size / max(sum(len(b) for b in sampled), 1)), False, blocks

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from dsstar_cli.analyzer import FileDescription
+from dsstar_cli.analyzer import FileDescription, bigdata
 
 CHARS_PER_TOKEN = 4
 MAX_LISTED = 500  # Paths listed beyond the described files; more would crowd the prompt.
@@ -102,6 +102,8 @@ def select_files(files: list[FileDescription], question: str, max_files: int, ma
 def files_prompt(selection: Selection) -> str:
     """The file-description block every role's prompt carries."""
     text = "\n\n".join(f.as_prompt() for f in selection.described)
+    steer = bigdata.note(selection.described)  # Only when some file is too big for pandas.
+    text = f"{steer}\n\n{text}" if steer else text
     if selection.listed:
         shown = selection.listed[:MAX_LISTED]
         lines = [f"- {f.path} ({f.format})" for f in shown]

@@ -33,5 +33,16 @@ def summarize_error(error: str) -> str:
     return "\n".join(kept) or "(no error output)"
 
 
+# Running out of memory, as Python, numpy/pandas, the C library and DuckDB each say it.
+OUT_OF_MEMORY = re.compile(r"MemoryError|Unable to allocate|Cannot allocate memory|std::bad_alloc|Out of Memory Error")
+MEMORY_HINT = ("\n\nThis is the memory cap: the data does not fit in pandas here. Do not load whole files; "
+               "query them in place with DuckDB (set up for the sandbox; it spills to disk) and bring only small "
+               "results into pandas: duckdb.sql(f\"SELECT ... FROM read_csv('{DATA_DIR}/file.csv') "
+               "GROUP BY ...\").df(). With DuckDB already, select fewer columns, or SET preserve_insertion_order=false.")
+
+
 def messages(code: str, error: str, files: str, data_dir: str) -> Messages:
-    return render(ROLE, "repair", code=code.rstrip(), error=summarize_error(error), files=files, data_dir=data_dir)
+    summary = summarize_error(error)
+    if OUT_OF_MEMORY.search(error):  # Steer to the engine that fits, not to a smaller sample.
+        summary += MEMORY_HINT
+    return render(ROLE, "repair", code=code.rstrip(), error=summary, files=files, data_dir=data_dir)

@@ -22,6 +22,9 @@ def clean_environment(workdir: Path) -> dict[str, str]:
         OPENBLAS_NUM_THREADS="1",
         OMP_NUM_THREADS="1",
         MKL_NUM_THREADS="1",
+        # glibc gives each thread up to 64 MB of address space for its own heap; with DuckDB's or
+        # pyarrow's thread pools that alone can exhaust the address-space cap (RLIMIT_AS).
+        MALLOC_ARENA_MAX="2",
     )
     return env
 

@@ -7,7 +7,7 @@ import sys
 import threading
 from pathlib import Path
 
-from dsstar_cli.sandbox import tiers, workfolder
+from dsstar_cli.sandbox import duckdb_setup, tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
 from dsstar_cli.sandbox.worker_client import NOBODY, WarmWorker
@@ -69,6 +69,7 @@ class Executor:
         self.warm = warm
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])
         self.uid = self._unprivileged_uid()
+        self.duckdb = duckdb_setup.settings(memory_mb, str(self.workdir), max_workdir_mb)
         self._log = self.workdir.parent / "sandbox.log"
         self._worker: WarmWorker | None = None
         if self.warm:  # Starts now: it imports pandas while the model writes the first script.
@@ -123,7 +124,7 @@ class Executor:
         worker = self._worker or self._new_worker(once=True)
         try:
             execution = worker.execute(code, str(script), self._limits(limit), self.uid, limit,
-                                       self.max_output_bytes, stop)
+                                       self.max_output_bytes, self.duckdb, stop)
         finally:
             if worker is not self._worker:
                 worker.close()

@@ -4,7 +4,7 @@ paying ~300 ms of imports; cold (`once`), it serves a single script and ends. It
 generated code itself.
 
 Run as `python -I worker.py CONFIG_JSON`. It imports only the standard library and its sibling
-modules (namespaces, landlock, seccomp, privileges), found next to this file, so it also runs
+modules (namespaces, landlock, seccomp, privileges, duckdb_setup), found next to this file, so it also runs
 inside bubblewrap. CONFIG_JSON says:
 
   fd          its end of the Unix socket to the executor
@@ -20,7 +20,8 @@ Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RI
 child that starts a new session, takes the pipes as fd 1/2, closes every other descriptor, sets
 rlimits, changes to the work folder, becomes the unprivileged user when told, drops every
 capability, enters a Landlock domain of its own (so it can neither signal nor trace the worker),
-installs the seccomp filter and runs the code as __main__. The worker answers {"pid"} and then
+installs the seccomp filter, has DuckDB configured for the sandbox when the script imports it
+(duckdb_setup.py) and runs the code as __main__. The worker answers {"pid"} and then
 {"status"}; {"kill": true} ends the child early. Afterwards every process the script left behind
 is killed: with namespaces the worker is the pid namespace's first process and kills all the
 others; otherwise it is a child subreaper and kills its group and the orphans re-parented to it.
@@ -41,6 +42,7 @@ import traceback
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import duckdb_setup  # noqa: E402
 import landlock  # noqa: E402
 import namespaces  # noqa: E402
 import privileges  # noqa: E402
@@ -67,9 +69,12 @@ def send(sock, message):
 
 def allowlist(config, for_script):
     """(readable, writable) for a Landlock domain. The worker reads /proc to find orphans; a script
-    may only where /proc is private (its own pid namespace), and writes a private /tmp there."""
+    may only where /proc is private (its own pid namespace), and writes a private /tmp there.
+    Elsewhere a script may read only its own cgroup and that cgroup's memory limit (for DuckDB)."""
     private = config["isolation"] != "landlock"
     readable = config["readable"] + DEVICES_READ + (["/proc"] if private or not for_script else [])
+    if not private:  # Without them DuckDB aborts on its first connection.
+        readable += duckdb_setup.cgroup_files()
     writable = config["writable"] + DEVICES_WRITE + (["/tmp", "/dev/shm"] if private else [])
     return readable, writable
 
@@ -101,6 +106,8 @@ def run_child(config, request, fds):
             resource.setrlimit(getattr(resource, name), (value, value))
         os.chdir(request["workdir"])
         confine(config, request)
+        if request.get("duckdb"):
+            duckdb_setup.install(request["duckdb"])
         os._exit(run_code(request["code"], request["filename"]) & 0xFF)
     except BaseException:  # noqa: B036
         try:

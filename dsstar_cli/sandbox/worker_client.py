@@ -106,17 +106,19 @@ class WarmWorker:
         return json.loads(line)
 
     def execute(self, code: str, filename: str, limits: dict, uid: int | None, timeout_s: float,
-                max_output: int, stop: threading.Event | None = None) -> Execution:
-        """Run `code` (shown in tracebacks as `filename`, a file the script itself cannot reach). A
-        `stop` request (set from another thread) kills the script as its deadline would, then raises
-        the stop's signal."""
+                max_output: int, duckdb: dict | None = None, stop: threading.Event | None = None) -> Execution:
+        """Run `code` (shown in tracebacks as `filename`, a file the script itself cannot reach);
+        `duckdb`: DuckDB's settings, applied when the script imports it (duckdb_setup.py). A `stop`
+        request (set from another thread) kills the script as its deadline would, then raises the
+        stop's signal."""
         if self.proc is None or self.proc.poll() is not None:  # Killed by a runaway script: start again.
             self._start()
         self._await_ready()
         started = time.monotonic()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        request = {"code": code, "filename": filename, "workdir": str(self.workdir), "limits": limits, "uid": uid}
+        request = {"code": code, "filename": filename, "workdir": str(self.workdir), "limits": limits, "uid": uid,
+                   "duckdb": duckdb}
         payload = json.dumps(request).encode() + b"\n"
         readers = [CappedReader(os.fdopen(out_r, "rb"), max_output), CappedReader(os.fdopen(err_r, "rb"), max_output)]
         try:
