@@ -3,7 +3,8 @@
 import re
 
 from dsstar_cli.model import Messages
-from dsstar_cli.roles import render
+from dsstar_cli.roles import keep_evidence, render
+from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code
 
 ROLE = "debugger"
@@ -33,5 +34,10 @@ def summarize_error(error: str) -> str:
     return "\n".join(kept) or "(no error output)"
 
 
-def messages(code: str, error: str, files: str, data_dir: str) -> Messages:
-    return render(ROLE, "repair", code=code.rstrip(), error=summarize_error(error), files=files, data_dir=data_dir)
+MAX_PRINTED_CHARS = 3000
+
+
+def messages(context: RunContext, code: str, error: str, printed: str = "") -> Messages:
+    """`printed`: the script's stdout before it failed (how far it got, and what it saw)."""
+    shown = keep_evidence(printed.strip(), MAX_PRINTED_CHARS) if printed.strip() else "(nothing)"
+    return render(ROLE, "repair", context.full, code=code.rstrip(), error=summarize_error(error), printed=shown)
