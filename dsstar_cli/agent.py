@@ -11,7 +11,8 @@ from typing import Callable, TypeVar
 from dsstar_cli.errors import stop_signal
 from dsstar_cli.events import Event, Sink
 from dsstar_cli.model import ContextTooLong, Messages, Models, Reply, RunDeadline
-from dsstar_cli.roles import clip, debugger, format_reminder
+from dsstar_cli.roles import clip, debugger, format_reminder, keep_evidence
+from dsstar_cli.roles.context import RunContext
 from dsstar_cli.runlog import RunFolder
 from dsstar_cli.sandbox import Execution, Executor
 from dsstar_cli.secrets import redact, redact_tree, secret_values
@@ -44,10 +45,15 @@ class Attempt:
         if self.execution is None:
             return "(no script: the model's reply held no Python code)"
         if self.execution.ok:
-            return clip(self.execution.stdout.strip() or "(the script printed nothing)", max_chars)
+            return keep_evidence(self.execution.stdout.strip() or "(the script printed nothing)", max_chars)
         printed = self.execution.stdout.strip()
         failure = clip(self.execution.failure(), max_chars // 2)
-        return (clip(printed, max_chars // 2) + "\n" if printed else "") + f"The script FAILED:\n{failure}"
+        return (keep_evidence(printed, max_chars // 2) + "\n" if printed else "") + f"The script FAILED:\n{failure}"
+
+    @property
+    def printed_chars(self) -> int:
+        """How many characters the script printed (what the output limit is measured against)."""
+        return len(self.execution.stdout.strip()) if self.execution else 0
 
 
 def shrink(messages: Messages) -> tuple[Messages, int]:
@@ -145,7 +151,8 @@ class Agent:
         if self.run_folder:
             self.run_folder.save_call(role, messages, reply, seconds)
         self.emit(Event("call", {"role": role, "model": reply.model, "input_tokens": reply.input_tokens,
-                                 "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd,
+                                 "output_tokens": reply.output_tokens,
+                                 "cached_input_tokens": reply.cached_input_tokens, "cost_usd": reply.cost_usd,
                                  "seconds": round(seconds, 3)}))
         return reply.text
 
@@ -181,7 +188,7 @@ class Agent:
             "data_changed": execution.data_changed}))
         return execution
 
-    def write_and_run(self, role: str, messages: Messages, purpose: str, files: str, data_dir: str) -> Attempt:
+    def write_and_run(self, role: str, messages: Messages, purpose: str, context: RunContext) -> Attempt:
         """One script from `role`, run, then repaired by the debugger until it works or attempts run out."""
         code = self.ask(role, messages, debugger.parse)
         if code is None:
@@ -192,7 +199,7 @@ class Agent:
                 break
             self.emit(Event("debug", {"round": self.round, "attempt": attempt,
                                       "error": debugger.summarize_error(execution.failure())}))
-            fixed = self.ask(debugger.ROLE, debugger.messages(code, execution.failure(), files, data_dir),
+            fixed = self.ask(debugger.ROLE, debugger.messages(context, code, execution.failure(), execution.stdout),
                              debugger.parse)
             if fixed is None:
                 break

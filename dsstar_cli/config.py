@@ -53,6 +53,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "analyzer.file_timeout_s": (1, 86400),
     "retriever.max_files": (1, 100_000),
     "retriever.max_description_tokens": (500, 10_000_000),
+    "retriever.max_document_tokens": (500, 10_000_000),
     "sandbox.memory_mb": (64, 1_048_576),
     "sandbox.max_run_folder_mb": (1, 10_000_000),
     "sandbox.max_output_bytes": (1000, 1_000_000_000),

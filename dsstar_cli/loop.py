@@ -4,12 +4,13 @@
     p = [Planner(q, D)]                              round 1
     for each round:
         s = Coder(p, base code); r = run(s)          (Debugger repairs a failing s)
-        if Verifier(p, q, s, r) = Yes: stop
+        if Verifier(p, q, s, r) = Yes: stop          (else its reason goes to the router and planner)
         Router(p, q, r, D) -> Add Step | Step k      (Step k: p = p[:k-1])
         p += [Planner(p, q, r, D)]
     answer = Finalizer(q, guidelines, s, r)          also when the round cap or a budget was reached
 
-After every round the loop's state is checkpointed, so `dsstar resume` continues a stopped run
+Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
+format and, for the roles that need them, the file descriptions. After every round the loop's state is checkpointed, so `dsstar resume` continues a stopped run
 from its last completed round.
 """
 
@@ -21,10 +22,11 @@ from typing import Callable
 
 from dsstar_cli.agent import Agent, Attempt, BudgetExhausted
 from dsstar_cli.analyzer import FileDescription
-from dsstar_cli.analyzer.retriever import Selection, files_prompt
+from dsstar_cli.analyzer.retriever import Selection
 from dsstar_cli.events import Event
 from dsstar_cli.model import ModelError
 from dsstar_cli.roles import coder, finalizer, planner, router, verifier
+from dsstar_cli.roles.context import build_context
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
 
@@ -57,8 +59,9 @@ class LoopResult:
 
 class DSStarLoop:
     def __init__(self, agent: Agent, max_rounds: int, prompt_output_chars: int,
-                 checkpoint: Callable[[dict], None] | None = None):
+                 checkpoint: Callable[[dict], None] | None = None, document_chars: int = 64_000):
         self.agent = agent
+        self.document_chars = document_chars
         self.max_rounds = max_rounds
         self.output_chars = prompt_output_chars
         self.checkpoint = checkpoint or (lambda state: None)
@@ -68,14 +71,15 @@ class DSStarLoop:
         self.last: Attempt | None = None   # The latest round's script and its run.
         self.best: Attempt | None = None   # The latest script that ran: what the finalizer works from.
         self.verified = False
+        self.reason = ""                   # The verifier's why, for the router and the planner.
 
     def run(self, task: Task, files: list[FileDescription], others: list[FileDescription] = (),
             state: dict | None = None) -> LoopResult:
         """`files` are described in every prompt; `others` (left out by the retriever) only named.
         `state` is a checkpoint to continue from (see `state()`)."""
         self.task = task
-        self.files = files_prompt(Selection(list(files), list(others)))
-        self.data_dir = str(task.data_dir)
+        self.context = build_context(task.question, task.guidelines, str(task.data_dir),
+                                     Selection(list(files), list(others)), self.document_chars)
         if state:
             self._restore(state)
         try:
@@ -106,8 +110,7 @@ class DSStarLoop:
     def _route(self, last: Attempt) -> list[str]:
         """Router: Add Step keeps the plan; Step k drops steps k.. and returns their text."""
         steps = self._steps()
-        decision = self.agent.ask(router.ROLE, router.messages(self.task.question, steps, self._output(last),
-                                                               self.files, self.data_dir),
+        decision = self.agent.ask(router.ROLE, router.messages(self.context, steps, self._output(last), self.reason),
                                   router.parser(len(steps)), steps=str(len(steps)))
         action, step = decision or ("add", None)  # Documented fallback: an unreadable decision adds a step.
         dropped = steps[step - 1:] if action == "fix" else []
@@ -122,10 +125,10 @@ class DSStarLoop:
     def _add_step(self, last: Attempt | None, dropped: list[str]) -> None:
         """Planner: the first step, or the next one given the last script's output."""
         if last is None:
-            messages = planner.first_step_messages(self.task.question, self.files, self.data_dir)
+            messages = planner.first_step_messages(self.context)
         else:
-            messages = planner.next_step_messages(self.task.question, self.files, self.data_dir, self._steps(),
-                                                  self._output(last), dropped)
+            messages = planner.next_step_messages(self.context, self._steps(), self._output(last), dropped,
+                                                  self.reason)
         step = self.agent.ask(planner.ROLE, messages, planner.parse)
         if step is None:
             raise ModelError("the planner gave no usable step, even after a format reminder")
@@ -136,8 +139,9 @@ class DSStarLoop:
     def _implement(self) -> Attempt:
         """Coder extends the script of the steps before the new one; the whole script re-runs."""
         base = self.plan[-2].code if len(self.plan) > 1 else None
-        messages = coder.messages(self.task.question, self.files, self.data_dir, self._steps(), base)
-        attempt = self.agent.write_and_run(coder.ROLE, messages, "solution", self.files, self.data_dir)
+        printed = self.last.printed_chars if self.last else 0  # Told when its output was cut.
+        messages = coder.messages(self.context, self._steps(), base, self.output_chars, printed)
+        attempt = self.agent.write_and_run(coder.ROLE, messages, "solution", self.context)
         self.plan[-1].code = attempt.code
         return attempt
 
@@ -146,10 +150,12 @@ class DSStarLoop:
         if not last.ok:
             sufficient, reason = False, "the script did not run successfully"
         else:
-            verdict = self.agent.ask(verifier.ROLE, verifier.messages(self.task.question, self._steps(), last.code,
+            verdict = self.agent.ask(verifier.ROLE, verifier.messages(self.context, self._steps(), last.code,
                                                                       self._output(last)), verifier.parse)
-            sufficient = bool(verdict)  # Documented fallback: an unreadable verdict counts as No.
-            reason = "judged by the verifier" if verdict is not None else "unreadable verdict, taken as No"
+            # Documented fallback: an unreadable verdict counts as No.
+            sufficient, reason = verdict if verdict is not None else (False, "unreadable verdict, taken as No")
+            reason = reason or "judged by the verifier (no reason given)"
+        self.reason = reason
         self.agent.emit(Event("verdict", {"round": self.rounds, "sufficient": sufficient, "reason": reason}))
         return sufficient
 
@@ -160,9 +166,9 @@ class DSStarLoop:
             why = f"{stop.reason}, and " if stop else ""
             return self._result(FAILED, None, f"{why}no script ran successfully in {self.rounds} round(s)")
         self.agent.finalizing()  # The answer still gets made, within a short grace period.
-        messages = finalizer.messages(self.task.question, self.task.guidelines, best.code, self._output(best))
+        messages = finalizer.messages(self.context, best.code, self._output(best))
         try:
-            final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.files, self.data_dir)
+            final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.context)
         except BudgetExhausted as late:  # Its grace period ran out too, mid-call or mid-script.
             why = f"{stop.reason}, and " if stop else ""
             return self._result(FAILED, None, f"{why}{late.reason} before the final answer was written")
@@ -189,13 +195,14 @@ class DSStarLoop:
 
     def state(self) -> dict:
         """What `dsstar resume` needs to continue after the last completed round."""
-        return {"rounds": self.rounds, "verified": self.verified, "history": self.history,
+        return {"rounds": self.rounds, "verified": self.verified, "history": self.history, "reason": self.reason,
                 "plan": [asdict(step) for step in self.plan],
                 "last": self.last.to_dict() if self.last else None,
                 "best": self.best.to_dict() if self.best else None}
 
     def _restore(self, state: dict) -> None:
         self.rounds, self.verified, self.history = state["rounds"], state["verified"], list(state["history"])
+        self.reason = state.get("reason", "")  # Checkpoints before the reason was kept have none.
         self.plan = [PlanStep(**step) for step in state["plan"]]
         self.last = Attempt.from_dict(state["last"]) if state["last"] else None
         self.best = Attempt.from_dict(state["best"]) if state["best"] else None

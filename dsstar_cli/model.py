@@ -38,6 +38,7 @@ class Reply:
     output_tokens: int = 0
     cost_usd: float | None = None
     model: str = ""
+    cached_input_tokens: int = 0  # Of input_tokens, those the provider served from its prompt cache.
 
 
 class ChatModel(Protocol):
@@ -171,6 +172,8 @@ class LiteLLMModel:
         self._sleep = sleep  # Tests record the backoff instead of waiting it (then no deadline applies to it).
 
     def _request_args(self, messages: Messages) -> dict:
+        if uses_cache_control(self.name):
+            messages = with_cache_breakpoints(messages)
         args: dict = {"model": self.name, "messages": messages, "timeout": self.timeout_s, "max_retries": 0}
         if self.api_base:
             args["api_base"] = self.api_base
@@ -220,7 +223,40 @@ class LiteLLMModel:
             output_tokens=_count(getattr(usage, "completion_tokens", 0)),
             cost_usd=_price(litellm, self.name, response),
             model=self.name,
+            cached_input_tokens=_cached(usage),
         )
+
+
+def _cached(usage: Any) -> int:
+    """Cached input tokens as litellm reports them (OpenAI's `prompt_tokens_details.cached_tokens`,
+    Anthropic's cache reads mapped to it); 0 when absent or not a count."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        return _count(details.get("cached_tokens"))
+    return _count(getattr(details, "cached_tokens", 0))
+
+
+# Where the run's shared context is split into cacheable blocks (roles/context.py's TABLES_HEADING).
+CACHE_SPLIT = "\n\n# Data files"
+
+
+def uses_cache_control(model: str) -> bool:
+    """Anthropic's models cache only what a request marks with `cache_control` (litellm passes it on);
+    OpenAI and Gemini cache long identical prefixes by themselves."""
+    name = model.lower()
+    return name.startswith("anthropic/") or "claude" in name
+
+
+def with_cache_breakpoints(messages: Messages) -> list[dict]:
+    """The system message (the run's shared context) as content blocks marked for caching: the part
+    every role shares, then the file descriptions, so both prefixes are cached."""
+    if not messages or messages[0].get("role") != "system":
+        return messages
+    text = messages[0]["content"]
+    at = text.find(CACHE_SPLIT)
+    pieces = [text[:at], text[at:]] if at > 0 else [text]
+    blocks = [{"type": "text", "text": piece, "cache_control": {"type": "ephemeral"}} for piece in pieces]
+    return [{"role": "system", "content": blocks}, *messages[1:]]
 
 
 def _count(value: Any) -> int:
@@ -419,13 +455,16 @@ class RoleUsage:
     output_tokens: int = 0
     cost_usd: float | None = 0.0
 
+    cached_input_tokens: int = 0
+
     def add(self, reply: Reply) -> None:
-        self.merge(RoleUsage(1, reply.input_tokens, reply.output_tokens, reply.cost_usd))
+        self.merge(RoleUsage(1, reply.input_tokens, reply.output_tokens, reply.cost_usd, reply.cached_input_tokens))
 
     def merge(self, other: RoleUsage) -> None:
         self.calls += other.calls
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.cached_input_tokens += other.cached_input_tokens
         # One unpriced call makes the total unknown: a partial sum would understate the cost.
         self.cost_usd = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
 
@@ -434,6 +473,7 @@ class RoleUsage:
             "calls": self.calls,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
         }
 

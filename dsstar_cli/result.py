@@ -89,6 +89,8 @@ def error_json(kind: str, message: str, exit_code: int) -> str:
 
 _USAGE = {"type": "object", "required": ["calls", "input_tokens", "output_tokens", "cost_usd"], "properties": {
     "calls": {"type": "integer"}, "input_tokens": {"type": "integer"}, "output_tokens": {"type": "integer"},
+    "cached_input_tokens": {"type": "integer", "description": "of input_tokens, those served from the provider's "
+                                                              "prompt cache (billed at its cached rate)"},
     "cost_usd": {"type": ["number", "null"], "description": "null when the model is not in litellm's price map"}}}
 _STRING_LIST = {"type": "array", "items": {"type": "string"}}
 # Every field of the result: (JSON Schema, description). The README documents the same fields.

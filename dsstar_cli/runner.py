@@ -17,7 +17,7 @@ from dsstar_cli.agent import Agent, Budget
 from dsstar_cli.analyzer import FileDescription, analyze_folder
 from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
 from dsstar_cli.analyzer.discover import has_data_files
-from dsstar_cli.analyzer.retriever import Selection, litellm_embedder, select_files
+from dsstar_cli.analyzer.retriever import CHARS_PER_TOKEN, Selection, litellm_embedder, select_files
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, default_values
@@ -198,7 +198,8 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
                 "files": [f.as_dict() for f in files], "described": [f.path for f in selection.described],
                 "usage": {role: u.as_dict() for role, u in models.usage.items()}, "loop": loop_state}))
 
-        loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint)
+        loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint,
+                          document_chars=config["retriever.max_document_tokens"] * CHARS_PER_TOKEN)
         outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed,
                            state=resumed["loop"] if resumed else None)
     except (KeyboardInterrupt, Terminated) as exc:
@@ -257,7 +258,7 @@ def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult
         models = build_models(config)
     for role, usage in state.get("usage", {}).items():  # Cost so far counts against --max-cost.
         models.usage[role] = RoleUsage(usage["calls"], usage["input_tokens"], usage["output_tokens"],
-                                       usage["cost_usd"])
+                                       usage["cost_usd"], usage.get("cached_input_tokens", 0))
     run_folder = RunFolder(run_dir, resume=True)
     emit = fanout(run_folder, redacting(emit))
     files = [FileDescription(**f) for f in state["files"]]

@@ -97,7 +97,8 @@ def responder(source: str):
         if role == "verifier":
             return "Yes"
         if role in ("coder", "finalizer", "debugger"):
-            data_dir = re.search(r"DATA_DIR = [\"']([^\"']*)", messages[-1]["content"]).group(1)
+            found = (re.search(r"DATA_DIR = [\"']([^\"']*)", m["content"]) for m in reversed(messages))
+            data_dir = next(match for match in found if match).group(1)
             return coder_script(source, data_dir, peak=role != "finalizer")
         return "Add Step"
 

@@ -21,8 +21,30 @@ Responder = Callable[[str, list], str]
 
 
 def role_of(messages: list[dict]) -> str:
-    match = ROLE_LINE.search(messages[0]["content"]) if messages else None
-    return match.group(1).lower() if match else "unknown"
+    """The role named by the first message that names one (the system message holds the shared
+    context; the role's instructions open the first user message)."""
+    for message in messages:
+        match = ROLE_LINE.search(message["content"])
+        if match:
+            return match.group(1).lower()
+    return "unknown"
+
+
+CACHE_MIN_TOKENS = 1024  # Like OpenAI: a prefix shorter than this is never cached.
+
+
+def cached_tokens(prompt: str, earlier: list[str]) -> int:
+    """Tokens of `prompt` an OpenAI-style prefix cache would serve: its longest common prefix with
+    an earlier prompt, in whole 128-token blocks past the first 1,024 tokens (characters / 4)."""
+    best = 0
+    for other in earlier:
+        n = 0
+        limit = min(len(prompt), len(other))
+        while n < limit and prompt[n] == other[n]:
+            n += 1
+        best = max(best, n)
+    tokens = best // 4
+    return 0 if tokens < CACHE_MIN_TOKENS else CACHE_MIN_TOKENS + (tokens - CACHE_MIN_TOKENS) // 128 * 128
 
 
 FAULTS = ("ok", "429", "500", "nonjson", "empty", "cut", "hang", "drip", "drip_headers", "slow", "usage_str",
@@ -49,6 +71,7 @@ class FakeOpenAIServer:
         self.faults = list(faults or [])
         self.context_limit = context_limit
         self.requests: list[dict] = []
+        self.prompts: list[str] = []  # Every prompt so far, for the simulated prefix cache.
         self.busy_s: list[float] = []  # Seconds each request spent in the server: the model's latency.
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True  # A hanging handler must not block shutdown.
@@ -93,13 +116,17 @@ class FakeOpenAIServer:
                     time.sleep(server.delay_s)
                 text = server.responder(role_of(body["messages"]), body["messages"])
                 prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4
+                prompt = "".join(m["content"] for m in body["messages"])
+                cached = cached_tokens(prompt, server.prompts)
+                server.prompts.append(prompt)
                 payload = {
                     "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", "fake"),
                     "choices": [{"index": 0, "finish_reason": "stop",
                                  "message": {"role": "assistant", "content": text}}],
                     "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(text) // 4,
-                              "total_tokens": prompt_tokens + len(text) // 4},
+                              "total_tokens": prompt_tokens + len(text) // 4,
+                              "prompt_tokens_details": {"cached_tokens": cached}},
                 }
                 self._send(200, json.dumps(payload).encode())
                 server.busy_s.append(time.perf_counter() - started)

@@ -12,6 +12,7 @@ import pytest
 from conftest import SAMPLE_DATA
 from dsstar_cli.analyzer import analyze_folder, describe_file
 from dsstar_cli.analyzer.discover import list_data_files
+from dsstar_cli.analyzer.documents import documents_prompt, full_text
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.events import Recorder
 
@@ -74,11 +75,25 @@ def test_excel_every_sheet_and_formulas_as_values(tmp_path):
     assert "2 sheet(s): 'data' (3 rows x 2 columns), 'notes'" in d and "Sheet 'notes'" in d
 
 
-def test_long_markdown_gets_an_outline(tmp_path):
-    body = "\n".join(f"# Chapter {i}\n" + "words " * 200 for i in range(30))
+def test_a_document_is_kept_whole_and_one_beyond_the_read_limit_gets_an_outline(tmp_path):
+    body = "\n".join(f"# Chapter {i}\n" + "words " * 200 for i in range(30))  # ~36 KB: over the table cap
     (tmp_path / "doc.md").write_text(body)
-    d = describe(tmp_path / "doc.md").description
-    assert "too long to show in full" in d and "line 1: # Chapter 0" in d and len(d) <= LIMITS.max_description_chars
+    doc = describe(tmp_path / "doc.md")
+    assert full_text(doc) == body.strip() and len(doc.description) > LIMITS.max_description_chars
+    huge = describe_file(tmp_path, Path("doc.md"), AnalyzerLimits(max_text_bytes=5000), "auto", None).description
+    assert "too long to show in full" in huge and "line 1: # Chapter 0" in huge and len(huge) <= 3000
+
+
+def test_a_long_document_in_a_prompt_shows_its_outline_and_the_sections_the_question_hits(tmp_path):
+    chapters = [f"# Chapter {i}\n" + "filler text " * 150 for i in range(30)]
+    chapters[17] = "# Chapter 17: fees\nThe fee is fixed_amount + rate * eur_amount / 10000. " + "x " * 300
+    (tmp_path / "manual.md").write_text("\n".join(chapters))
+    doc = describe(tmp_path / "manual.md")
+    whole = documents_prompt([doc], "What fee applies to a payment?", 200_000)
+    assert "(in full)" in whole and "Chapter 3\nfiller" in whole
+    part = documents_prompt([doc], "What fee applies to a payment?", 8000)
+    assert len(part) < 8500 and "line 35: # Chapter 17: fees" in part  # The outline names every chapter,
+    assert "rate * eur_amount / 10000" in part and "Chapter 3\nfiller" not in part  # and only the hit is in full.
 
 
 @pytest.mark.parametrize("name, content, expected", [

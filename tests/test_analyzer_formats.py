@@ -288,10 +288,32 @@ def many_files(tmp_path: Path, count: int) -> Path:
 def test_retriever_keeps_the_relevant_files_and_lists_the_rest(tmp_path):
     files = analyze_folder(many_files(tmp_path, 120), LIMITS, Recorder(), "builtin")
     selection = select_files(files, "How many identity theft reports came from Ohio?", 100, 1_000_000)
-    assert selection.method == "bm25" and len(selection.described) == 100 and len(selection.listed) == 21
-    assert selection.described[0].path == "identity_theft_by_state.csv"
+    # Files sharing no term with the question are listed, not described, though the budget holds them.
+    assert selection.method == "bm25" and [f.path for f in selection.described] == ["identity_theft_by_state.csv"]
+    assert len(selection.listed) == 120
     prompt = files_prompt(selection)
-    assert "## Other files in the folder (21, not described here" in prompt and "- table_" in prompt
+    assert "## Other files in the folder (120, not described here" in prompt
+    assert "- (top folder) 120 files: table_000.csv, table_001.csv" in prompt
+
+
+def test_retriever_finds_the_file_named_for_the_question_among_many_small_look_alikes(tmp_path):
+    """Many tiny per-state files share a word or two with the question; the file whose name and
+    columns say what is asked must be described, and the look-alikes listed by name."""
+    data = tmp_path / "lake"
+    (data / "State data").mkdir(parents=True)
+    for state in [f"State{i:02d}" for i in range(60)]:
+        (data / "State data" / f"{state}.csv").write_text(
+            f"Identity Theft Reports in {state}\nMetropolitan Area,Reports\n{state} City,12\n")
+    rows = "\n".join(f"{i},Area {i} Metropolitan Statistical Area,{1000 - i}" for i in range(400))
+    (data / "Metropolitan_Areas_Identity_Theft_Reports.csv").write_text(f"Rank,Metropolitan Area,# of Reports\n{rows}\n")
+    (data / "Fraud_Losses_by_Age.csv").write_text("Age,Losses\n20-29,100\n")
+    (data / "rules.md").write_text("# Counting\nA report counts once.\n")
+    files = analyze_folder(data, LIMITS, Recorder(), "builtin")
+    selection = select_files(files, "Average number of reported identity thefts of metropolitan areas?", 100, 1500)
+    described = [f.path for f in selection.described]
+    assert described[:2] == ["rules.md", "Metropolitan_Areas_Identity_Theft_Reports.csv"]  # Documents always.
+    assert sum(p.startswith("State data/") for p in described) < 10 and "Fraud_Losses_by_Age.csv" not in described
+    assert "- State data/" in files_prompt(selection)
 
 
 def test_retriever_respects_the_token_budget_and_leaves_small_folders_alone(tmp_path):
@@ -333,8 +355,8 @@ def test_an_ask_run_over_a_big_folder_describes_only_the_relevant_files(tmp_path
                  models=Models(model))
     assert result.answer == "120"
     retrieval = rec.of("retrieval")[0]
-    assert retrieval["method"] == "bm25" and retrieval["listed"] == 21
-    assert retrieval["described"][0] == "identity_theft_by_state.csv"
-    planner_prompt = model.calls[0][1][-1]["content"]
-    assert "## identity_theft_by_state.csv" in planner_prompt and "## Other files in the folder (21" in planner_prompt
-    assert planner_prompt.count("\n## table_") == 99
+    assert retrieval["method"] == "bm25" and retrieval["listed"] == 120
+    assert retrieval["described"] == ["identity_theft_by_state.csv"]
+    planner_prompt = model.calls[0][1][0]["content"]
+    assert "## identity_theft_by_state.csv" in planner_prompt and "## Other files in the folder (120" in planner_prompt
+    assert planner_prompt.count("\n## table_") == 0

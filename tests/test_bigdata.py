@@ -35,7 +35,7 @@ def ask(data: Path, source: str, tmp_path: Path):
         run = measured([sys.executable, "-m", "dsstar_cli", "ask", str(data), QUESTION, "--guidelines", GUIDELINES,
                         "--json", "--model", "openai/fake", "--api-base", server.base_url],
                        cwd, env, timeout=900)
-        prompts = {role_of(r["messages"]): r["messages"][-1]["content"] for r in server.requests}
+        prompts = {role_of(r["messages"]): "\n".join(m["content"] for m in r["messages"]) for r in server.requests}
     assert run["returncode"] == 0, run["stderr"]
     result = json.loads(run["stdout"])
     coder_output = next(Path(result["run_dir"], "scripts").glob("*solution*.stdout.txt")).read_text()

@@ -50,6 +50,8 @@ def test_ask_json_end_to_end_through_litellm(server, tmp_path):
     for key in ("question", "plan", "final_code", "usage", "run_dir", "elapsed_s", "files", "history"):
         assert key in result
     assert result["usage"]["total"]["calls"] == 8 and result["usage"]["total"]["input_tokens"] > 0
+    # Every call starts with the run's shared context: the server's prefix cache serves it after the first.
+    assert 0 < result["usage"]["total"]["cached_input_tokens"] < result["usage"]["total"]["input_tokens"]
     assert result["usage"]["total"]["cost_usd"] is None  # An unpriced model's cost is unknown, not 0.
     assert {f["path"] for f in result["files"]} == {"transactions.csv", "merchants.xlsx", "categories.json",
                                                     "business_rules.md"}

@@ -77,7 +77,7 @@ def test_a_server_that_never_answers_fails_clearly_within_a_bounded_time(tmp_pat
 
 
 def test_a_prompt_over_the_context_window_is_shrunk_once_and_recorded(tmp_path):
-    with FakeOpenAIServer(respond, context_limit=4_500) as server:
+    with FakeOpenAIServer(respond, context_limit=6_000) as server:
         proc = ask(server, tmp_path)
     result = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr

@@ -57,6 +57,59 @@ def test_add_step_extends_the_plan_and_the_coder_gets_the_base_code(config, samp
     assert "already implements steps 1-1" in second_coder_prompt and "rows:" in second_coder_prompt
 
 
+def test_the_verifiers_reason_reaches_the_event_the_router_and_the_planner(config, sample_copy):
+    why = "The output gives the total cost, but the question asks for the cost per acre."
+    result, rec, model = run({
+        "planner": ["Load transactions.csv.", "Divide by the acres."],
+        "coder": [count_rows(sample_copy), py("print('per acre: 3')")],
+        "verifier": [f"No\n{why}", "Yes. It prints the cost per acre."],
+        "router": ["Add Step"],
+        "finalizer": [py("print(3)")],
+    }, config, sample_copy)
+    assert result.outcome == "verified"
+    assert [v["reason"] for v in rec.of("verdict")] == [why, "It prints the cost per acre."]
+    router_prompt = [m for role, m in model.calls if role == "router"][0][-1]["content"]
+    planner_prompt = [m for role, m in model.calls if role == "planner"][1][-1]["content"]
+    assert f"# Why the verifier said No\n{why}" in router_prompt and why in planner_prompt
+
+
+def test_every_call_of_a_run_starts_with_the_same_context(config, sample_copy):
+    """The shared context is a stable prefix (prompt caching): the documents in full before the
+    tables, identical in every call; the verifier's and finalizer's is a prefix of the others'."""
+    result, _, model = run({
+        "planner": ["Load transactions.csv.", "Count the rows."],
+        "coder": [count_rows(sample_copy), count_rows(sample_copy)],
+        "verifier": ["No", "Yes"],
+        "router": ["Add Step"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    assert result.outcome == "verified"
+    systems = {role: {m[0]["content"] for r, m in model.calls if r == role} for role, _ in model.calls}
+    full, = systems["planner"] | systems["coder"] | systems["router"]  # One text for these roles,
+    brief, = systems["verifier"] | systems["finalizer"]                # and one for these.
+    assert full.startswith(brief) and len(brief) < len(full)
+    rules = (sample_copy / "business_rules.md").read_text().strip()
+    assert rules in brief and brief.index(rules) < brief.index("# Question")  # The rules whole, first.
+    assert "## transactions.csv" in full and "## transactions.csv" not in brief
+
+
+def test_the_coder_is_told_when_its_output_was_cut(config, sample_copy):
+    flood = py("for i in range(2000):\n    print(f'row {i} ' + 'x' * 20)\nprint('total rows: 2000')")
+    result, _, model = run({
+        "planner": ["Print everything.", "Count."],
+        "coder": [flood, count_rows(sample_copy)],
+        "verifier": ["No", "Yes"],
+        "router": ["Add Step"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    coder_prompts = [m[-1]["content"] for role, m in model.calls if role == "coder"]
+    printed = len("\n".join(f"row {i} " + "x" * 20 for i in range(2000)) + "\ntotal rows: 2000")
+    note = f"Note: the last script printed {printed:,} characters"
+    assert note not in coder_prompts[0] and note in coder_prompts[1] and "characters; reviewers saw 6,000" in coder_prompts[1]
+    verifier_prompt = [m for role, m in model.calls if role == "verifier"][0][-1]["content"]
+    assert "total rows: 2000" in verifier_prompt and "output cut:" in verifier_prompt
+
+
 def test_fix_step_drops_it_and_everything_after_then_replans(config, sample_copy):
     s1, s2, s3 = (py(f"print('script {i}')") for i in (1, 2, 3))
     result, rec, model = run({
@@ -102,7 +155,16 @@ def test_debugger_repairs_a_failing_script(config, sample_copy):
     assert [e["ok"] for e in rec.of("execution")] == [False, True, True]
     debug_prompt = [m for role, m in model.calls if role == "debugger"][0][-1]["content"]
     assert "KeyError" in debug_prompt and "no_such_column" in debug_prompt
-    assert "transactions.csv" in debug_prompt  # The debugger sees the file descriptions.
+    assert "## transactions.csv" in [m for role, m in model.calls if role == "debugger"][0][0]["content"]
+
+
+def test_the_debugger_sees_what_the_script_printed_before_failing(config, sample_copy):
+    broken = py("print('rows loaded: 3000')\nprint('unmatched names: Foo, Bar')\nraise ValueError('boom')")
+    model = run({"planner": ["Count rows."], "coder": [broken], "debugger": [count_rows(sample_copy)],
+                 "verifier": ["Yes"], "finalizer": [py("print(3000)")]}, config, sample_copy)[2]
+    debug_prompt = [m for role, m in model.calls if role == "debugger"][0][-1]["content"]
+    printed = debug_prompt.split("# What it printed before failing")[1].split("# What went wrong")[0]
+    assert "unmatched names: Foo, Bar" in printed and "ValueError: boom" in debug_prompt
 
 
 def test_debugger_attempts_are_bounded_and_a_broken_round_is_not_verified(config, sample_copy):
@@ -143,8 +205,9 @@ def test_finalizer_gets_the_guidelines(config, sample_copy):
         "verifier": ["Yes"],
         "finalizer": [py(f"import pandas as pd\nprint(f\"{{pd.read_csv(r'{sample_copy}/transactions.csv').amount.mean():.2f}}\")")],
     }, config, sample_copy, question="Average amount?", guidelines="Round to 2 decimals.")
-    prompt = [m for role, m in model.calls if role == "finalizer"][0][-1]["content"]
-    assert "Round to 2 decimals." in prompt
+    assert {role for role, _ in model.calls} == {"planner", "coder", "verifier", "finalizer"}
+    for role, messages in model.calls:  # Every role knows the answer's form.
+        assert "Round to 2 decimals." in messages[0]["content"], role
     assert result.answer == "93.40"
 
 

@@ -25,6 +25,7 @@ from dsstar_cli.analyzer.formats import format_of_name, profiler_for
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 from dsstar_cli.analyzer.partial import first_lines
 from dsstar_cli.analyzer.siblings import listed_only, references
+from dsstar_cli.analyzer.text_profiler import IN_FULL
 from dsstar_cli.events import Event, Sink
 
 # Called for a file no built-in profiler knows: (absolute path, relative name) -> description.
@@ -107,7 +108,10 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
             method, text = "llm", describe_unknown(path, str(relative))
         else:
             method, text = "metadata", _metadata_only(path)
-        return FileDescription(str(relative), fmt, size, method, _cap(text, limits.max_description_chars))
+        # Documents keep their whole text: the prompt shows them in full or by section (documents.py).
+        whole = method == "builtin" and text.partition("\n")[0].endswith(IN_FULL)
+        cap = limits.max_text_bytes + 200 if whole else limits.max_description_chars
+        return FileDescription(str(relative), fmt, size, method, _cap(text, cap))
     except ProfileError as exc:
         return FileDescription(str(relative), fmt, size, "builtin", f"Unusable as {fmt}: {exc}.", str(exc))
     except PermissionError:

@@ -10,6 +10,7 @@ from pathlib import Path
 from dsstar_cli.agent import Agent
 from dsstar_cli.analyzer.limits import ProfileError
 from dsstar_cli.roles import render
+from dsstar_cli.roles.context import RunContext
 
 ROLE = "analyzer"
 
@@ -25,11 +26,12 @@ class LLMDescriber:
     def __call__(self, path: Path, name: str) -> str:
         with path.open("rb") as handle:
             head = handle.read(32)
-        messages = render(ROLE, "describe", path=str(path), name=name, size=str(path.stat().st_size),
+        messages = render(ROLE, "describe", "", path=str(path), name=name, size=str(path.stat().st_size),
                           head=repr(head))
         with self._lock:
-            attempt = self.agent.write_and_run(ROLE, messages, "describe", f"## {name}\n(being described)",
-                                               str(path.parent))
+            # The debugger sees the file being described as its context.
+            context = f'DATA_DIR = "{path.parent}"\n\n# Data files\n## {name}\n(being described)'
+            attempt = self.agent.write_and_run(ROLE, messages, "describe", RunContext(context, context, str(path.parent)))
         if not attempt.ok:
             raise ProfileError("the model's description script failed: " + attempt.output(300))
         return attempt.execution.stdout.strip()[: self.max_chars] or "(the description script printed nothing)"

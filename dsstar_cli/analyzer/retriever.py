@@ -2,29 +2,33 @@
 descriptions most relevant to the question go into prompts; the rest are listed by path so the
 planner knows they exist (and can ask for them by name).
 
-Ranking is lexical (BM25 over each file's path and description) by default: no model call, no
-index to build. With an embedding model configured, files are ranked by cosine similarity of
-embeddings (DS-STAR's method); if that fails, BM25 is used and the reason recorded.
+Ranking is lexical by default (no model call, no index to build): BM25 of the question's terms
+over each file's name, counted three times, plus BM25 over its description (columns and values),
+each field normalised on its own, so a short per-state file that shares one word with the question
+does not outrank the file whose name says what the question asks. Files scoring under a fraction
+of the best are left out even when the budget would hold them: described noise costs every call.
+With an embedding model configured, files are ranked by cosine similarity of embeddings (DS-STAR's
+method); if that fails, BM25 is used and the reason recorded. Documents (Markdown, text) are never
+ranked away: they carry the rules, and have their own budget (documents.py).
 """
 
 from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from dsstar_cli.analyzer import FileDescription, bigdata
+from dsstar_cli.analyzer.documents import DOCUMENT_FORMATS
+from dsstar_cli.analyzer.terms import terms
 
 CHARS_PER_TOKEN = 4
 MAX_LISTED = 500  # Paths listed beyond the described files; more would crowd the prompt.
-_WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_STOP = frozenset("a an and are as at be by for from had has have how in is it of on or the this to was "
-                  "were what when where which who with per each all than that".split())
+NAME_WEIGHT = 3.0
+RELEVANT_FRACTION = 0.25  # Below this share of the best score a file is only listed by name.
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -37,20 +41,15 @@ class Selection:
     note: str = ""                                              # e.g. why embeddings were not used
 
 
-def tokens(text: str) -> list[str]:
-    text = _CAMEL.sub(" ", text).replace("_", " ").lower()
-    return [w for w in _WORD.findall(text) if w not in _STOP and len(w) > 1]
-
-
 def bm25_scores(query: str, documents: Sequence[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
-    docs = [Counter(tokens(d)) for d in documents]
+    docs = [Counter(terms(d)) for d in documents]
     lengths = [sum(d.values()) for d in docs]
     average = sum(lengths) / max(len(docs), 1) or 1.0
     frequency = Counter(word for d in docs for word in d)
     scores = []
     for doc, length in zip(docs, lengths):
         score = 0.0
-        for word in set(tokens(query)):
+        for word in set(terms(query)):
             if word in doc:
                 idf = math.log(1 + (len(docs) - frequency[word] + 0.5) / (frequency[word] + 0.5))
                 tf = doc[word]
@@ -74,39 +73,58 @@ def _tokens_of(file: FileDescription) -> int:
     return len(file.as_prompt()) // CHARS_PER_TOKEN
 
 
+def lexical_scores(question: str, files: Sequence[FileDescription]) -> list[float]:
+    """BM25 over names (weighted) plus BM25 over descriptions, each field normalised on its own."""
+    names = bm25_scores(question, [f.path for f in files])
+    bodies = bm25_scores(question, [f.description for f in files])
+    return [NAME_WEIGHT * n + b for n, b in zip(names, bodies)]
+
+
 def select_files(files: list[FileDescription], question: str, max_files: int, max_tokens: int,
                  embed: Embed | None = None) -> Selection:
-    """All files when they fit; else the best-ranked ones within `max_files` and `max_tokens`."""
-    if len(files) <= max_files and sum(_tokens_of(f) for f in files) <= max_tokens:
+    """All files when they fit; else documents plus the best-ranked tables within `max_files` and
+    `max_tokens`, leaving out those far less relevant than the best."""
+    documents = [f for f in files if f.format in DOCUMENT_FORMATS]
+    tables = [f for f in files if f.format not in DOCUMENT_FORMATS]
+    if len(tables) <= max_files and sum(_tokens_of(f) for f in tables) <= max_tokens:
         return Selection(list(files))
-    documents = [f"{f.path} {f.path} {f.description}" for f in files]  # The name counts double.
     method, note = "bm25", ""
     if embed is not None:
         try:
-            scores, method = cosine_scores(question, [d[:8000] for d in documents], embed), "embedding"
+            texts = [f"{f.path} {f.path} {f.description}"[:8000] for f in tables]
+            scores, method = cosine_scores(question, texts, embed), "embedding"
         except Exception as exc:  # A failing embedding model must not end the run: rank lexically.
             note = f"embedding ranking failed ({type(exc).__name__}: {str(exc)[:120]}); used BM25"
     if method == "bm25":
-        scores = bm25_scores(question, documents)
-    order = sorted(range(len(files)), key=lambda i: (-scores[i], files[i].path))
+        scores = lexical_scores(question, tables)
+    order = sorted(range(len(tables)), key=lambda i: (-scores[i], tables[i].path))
+    best = max(scores[order[0]], 0.0) if order else 0.0
     chosen, budget = [], max_tokens
     for i in order:
-        cost = _tokens_of(files[i])
-        if len(chosen) < max_files and (cost <= budget or not chosen):
+        cost = _tokens_of(tables[i])
+        relevant = method == "embedding" or scores[i] >= RELEVANT_FRACTION * best
+        if len(chosen) < max_files and (not chosen or (cost <= budget and relevant)):
             chosen.append(i)
             budget -= cost
-    listed = [files[i] for i in sorted(set(range(len(files))) - set(chosen), key=lambda i: files[i].path)]
-    return Selection([files[i] for i in chosen], listed, method, note)
+    listed = [tables[i] for i in sorted(set(range(len(tables))) - set(chosen), key=lambda i: tables[i].path)]
+    return Selection(documents + [tables[i] for i in chosen], listed, method, note)
 
 
 def files_prompt(selection: Selection) -> str:
-    """The file-description block every role's prompt carries."""
+    """The file-description block: the described files, then the others listed by name, one line
+    per folder (a folder of 52 per-state files costs one line, not 52)."""
     text = "\n\n".join(f.as_prompt() for f in selection.described)
     steer = bigdata.note(selection.described)  # Only when some file is too big for pandas.
     text = f"{steer}\n\n{text}" if steer else text
     if selection.listed:
         shown = selection.listed[:MAX_LISTED]
-        lines = [f"- {f.path} ({f.format})" for f in shown]
+        folders: dict[str, list[str]] = {}
+        for f in shown:
+            folder, _, name = f.path.rpartition("/")
+            folders.setdefault(folder, []).append(name)
+        lines = [f"- {folder + '/' if folder else ''}{names[0]}" if len(names) == 1
+                 else f"- {folder + '/' if folder else '(top folder) '}{len(names)} files: {', '.join(names)}"
+                 for folder, names in folders.items()]
         if len(selection.listed) > MAX_LISTED:
             lines.append(f"- ... and {len(selection.listed) - MAX_LISTED} more")
         text += (f"\n\n## Other files in the folder ({len(selection.listed)}, not described here: "

@@ -1,4 +1,5 @@
-"""Markdown and plain text: short documents in full, long ones as an outline and their start."""
+"""Markdown and plain text: documents in full up to `max_text_bytes` (documents.py chooses what of
+them a prompt shows), longer ones as an outline and their start."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from dsstar_cli.analyzer.limits import AnalyzerLimits, read_text_head
 
+IN_FULL = "shown in full:"  # How the first line of a description holding the whole text ends.
 HEADING = re.compile(r"^(#{1,6})\s+(.+)$")
 FIRST_LINES = 30
 MAX_HEADINGS = 40
@@ -18,9 +20,8 @@ def profile_text(path: Path, limits: AnalyzerLimits) -> str:
     lines = text.splitlines()
     complete = len(raw) == size
     length = f"{len(lines):,} lines, {size:,} bytes" if complete else f"{size:,} bytes (first {len(raw):,} read)"
-    budget = limits.max_description_chars - 200
-    if complete and len(text) <= budget:
-        return f"Text document, {length}, shown in full:\n{text.strip()}"
+    if complete:
+        return f"Text document, {length}, {IN_FULL}\n{text.strip()}"
     headings = [f"  line {n}: {m.group(1)} {m.group(2).strip()}" for n, line in enumerate(lines, 1)
                 if (m := HEADING.match(line))]
     parts = [f"Text document, {length}; too long to show in full (read the file for details)."]

@@ -43,6 +43,7 @@ def make_row(task: BenchTask, result: RunResult) -> dict:
         "task_id": task.task_id, "level": task.level, "answer": result.answer, "expected": task.expected,
         "correct": correct, "score": score, "outcome": result.outcome, "rounds": result.rounds,
         "calls": total.get("calls", 0), "input_tokens": total.get("input_tokens", 0),
+        "cached_input_tokens": total.get("cached_input_tokens", 0),
         "output_tokens": total.get("output_tokens", 0), "cost_usd": total.get("cost_usd"),
         "seconds": result.elapsed_s.get("total"), "run_dir": result.run_dir,
         "reason": result.reason, "error_kind": result.error_kind, "plan": result.plan,
@@ -120,6 +121,7 @@ def _summary(level: str, rows: list[dict]) -> dict:
         "accuracy": round(correct / len(scored), 4) if scored else None,
         "mean_rounds": _mean(rows, "rounds"), "mean_calls": _mean(rows, "calls"),
         "mean_input_tokens": _mean(rows, "input_tokens"), "mean_output_tokens": _mean(rows, "output_tokens"),
+        "mean_cached_input_tokens": _mean(rows, "cached_input_tokens"),
         # One unpriced task makes the total unknown: a partial sum would understate it.
         "cost_usd": None if not rows or None in costs else round(sum(costs), 6),
         "mean_seconds": _mean(rows, "seconds"),

@@ -1,5 +1,6 @@
 """The agent's roles. Each role has one prompt template (prompts/<role>.md, our own text) and
-one reply parser (parsing.py); this module renders the templates into chat messages."""
+one reply parser (parsing.py); this module renders the templates into chat messages: the run's
+shared context (context.py) as the system message, the role's instructions and task as the user's."""
 
 from __future__ import annotations
 
@@ -11,23 +12,29 @@ from string import Template
 from dsstar_cli.model import Messages
 
 SECTION = re.compile(r"^\[(\w+)\]\s*$", re.MULTILINE)
+# A line that labels a result ("total revenue: 1234.5", "rows = 12", "Step 2 - unmatched: [...]").
+LABELLED = re.compile(r"^\s*[A-Za-z][^\n]{0,80}?(:|=|->)\s*\S")
+MAX_LABELLED_LINE = 400
 
 
 @lru_cache(maxsize=None)
 def template_sections(role: str) -> dict[str, Template]:
-    """A template file holds named sections: `[system]`, then one per kind of request."""
+    """A template file holds named sections: `[role]` (the role's standing instructions), then one
+    per kind of request, and `[reminder]`."""
     text = resources.files("dsstar_cli.roles").joinpath("prompts", f"{role}.md").read_text(encoding="utf-8")
     pieces = SECTION.split(text)
     return {name: Template(body.strip()) for name, body in zip(pieces[1::2], pieces[2::2])}
 
 
-def render(role: str, section: str, **values: str) -> Messages:
-    """System prompt plus the named user section, with $placeholders filled in."""
+def render(role: str, section: str, context: str, **values: str) -> Messages:
+    """The shared context (identical across the run: a cacheable prefix), then the role's
+    instructions and the named section, with $placeholders filled in."""
     sections = template_sections(role)
-    return [
-        {"role": "system", "content": sections["system"].substitute(values)},
-        {"role": "user", "content": sections[section].substitute(values)},
-    ]
+    if not context:  # A role outside the loop (the analyzer's describer): its instructions are the system text.
+        return [{"role": "system", "content": sections["role"].substitute(values)},
+                {"role": "user", "content": sections[section].substitute(values)}]
+    task = sections["role"].substitute(values) + "\n\n" + sections[section].substitute(values)
+    return [{"role": "system", "content": context}, {"role": "user", "content": task}]
 
 
 def format_reminder(role: str, **values: str) -> str:
@@ -45,6 +52,28 @@ def clip(text: str, max_chars: int) -> str:
         return text
     half = max_chars // 2
     return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+
+
+def keep_evidence(text: str, max_chars: int) -> str:
+    """A long output cut to `max_chars`, keeping what a reviewer checks: every labelled result line
+    (in order, while they fit in two thirds of the room) and the end, with a marker saying how much went."""
+    if len(text) <= max_chars:
+        return text
+    tail_room = max_chars // 3
+    head, tail = text[:-tail_room], text[-tail_room:]
+    room = max_chars - tail_room - 120
+    kept: list[str] = []
+    for line in head.splitlines():
+        if LABELLED.match(line):
+            line = line if len(line) <= MAX_LABELLED_LINE else line[:MAX_LABELLED_LINE] + " [...]"
+            if len(line) + 1 > room:
+                break
+            kept.append(line)
+            room -= len(line) + 1
+    shown = sum(len(line) + 1 for line in kept)
+    marker = (f"[... output cut: {len(text):,} characters printed, {len(text) - shown - len(tail):,} cut; kept "
+              f"{len(kept)} labelled line(s) above and the last {len(tail):,} characters below ...]")
+    return "\n".join(kept + [marker, tail])
 
 
 def code_block(code: str) -> str:

@@ -2,17 +2,25 @@
 
 from dsstar_cli.model import Messages
 from dsstar_cli.roles import code_block, numbered, render
+from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code
 
 ROLE = "coder"
 parse = extract_code
 
 
-def messages(question: str, files: str, data_dir: str, plan: list[str], base_code: str | None) -> Messages:
+def messages(context: RunContext, plan: list[str], base_code: str | None, output_chars: int,
+             printed_chars: int = 0) -> Messages:
+    """`printed_chars`: how much the last script printed, when that was more than reviewers are shown."""
     base = ""
     if base_code:
         done = len(plan) - 1
         base = (f"# Base code\nThis script already implements steps 1-{done} of the plan. Extend it to "
                 f"implement step {len(plan)} too, keeping what works:\n{code_block(base_code)}\n")
-    return render(ROLE, "write", question=question, files=files, data_dir=data_dir, plan=numbered(plan),
-                  base_code_section=base)
+    cut_note = ""
+    if printed_chars > output_chars:
+        cut_note = (f"\nNote: the last script printed {printed_chars:,} characters; reviewers saw {output_chars:,} "
+                    f"of them ({printed_chars - output_chars:,} cut: only labelled lines and the end were kept). "
+                    "Print less: compact labelled results.\n")
+    return render(ROLE, "write", context.full, plan=numbered(plan), base_code_section=base, cut_note=cut_note,
+                  output_chars=f"{output_chars:,}")

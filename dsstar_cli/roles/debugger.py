@@ -3,7 +3,8 @@
 import re
 
 from dsstar_cli.model import Messages
-from dsstar_cli.roles import render
+from dsstar_cli.roles import keep_evidence, render
+from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code
 
 ROLE = "debugger"
@@ -39,10 +40,13 @@ MEMORY_HINT = ("\n\nThis is the memory cap: the data does not fit in pandas here
                "query them in place with DuckDB (set up for the sandbox; it spills to disk) and bring only small "
                "results into pandas: duckdb.sql(f\"SELECT ... FROM read_csv('{DATA_DIR}/file.csv') "
                "GROUP BY ...\").df(). With DuckDB already, select fewer columns, or SET preserve_insertion_order=false.")
+MAX_PRINTED_CHARS = 3000
 
 
-def messages(code: str, error: str, files: str, data_dir: str) -> Messages:
+def messages(context: RunContext, code: str, error: str, printed: str = "") -> Messages:
+    """`printed`: the script's stdout before it failed (how far it got, and what it saw)."""
+    shown = keep_evidence(printed.strip(), MAX_PRINTED_CHARS) if printed.strip() else "(nothing)"
     summary = summarize_error(error)
     if OUT_OF_MEMORY.search(error):  # Steer to the engine that fits, not to a smaller sample.
         summary += MEMORY_HINT
-    return render(ROLE, "repair", code=code.rstrip(), error=summary, files=files, data_dir=data_dir)
+    return render(ROLE, "repair", context.full, code=code.rstrip(), error=summary, printed=shown)

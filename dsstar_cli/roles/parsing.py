@@ -48,6 +48,13 @@ def parse_verdict(reply: str) -> bool | None:
     return (words == {"yes"}) if len(words) == 1 else None
 
 
+def verdict_reason(reply: str) -> str:
+    """The verifier's why: its reply without the Yes/No word, on one line, bounded."""
+    text = re.sub(r"^\W*(verdict|answer|decision)?\s*[:\-]?\s*\W*(yes|no|not sufficient|insufficient|sufficient)\b\W*",
+                  "", reply.strip(), count=1, flags=re.IGNORECASE)
+    return " ".join(text.split())[:600]
+
+
 def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
     """("add", None) or ("fix", k) with 1 <= k <= plan_length; the earliest decision wins."""
     text = _plain_words(reply)

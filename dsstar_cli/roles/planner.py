@@ -2,21 +2,23 @@
 
 from dsstar_cli.model import Messages
 from dsstar_cli.roles import numbered, render
+from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import parse_step
 
 ROLE = "planner"
 parse = parse_step
 
 
-def first_step_messages(question: str, files: str, data_dir: str) -> Messages:
-    return render(ROLE, "first", question=question, files=files, data_dir=data_dir)
+def first_step_messages(context: RunContext) -> Messages:
+    return render(ROLE, "first", context.full)
 
 
-def next_step_messages(question: str, files: str, data_dir: str, plan: list[str], output: str,
-                       dropped: list[str]) -> Messages:
+def next_step_messages(context: RunContext, plan: list[str], output: str, dropped: list[str],
+                       reason: str = "") -> Messages:
     fix_note = ""
     if dropped:
         fix_note = (" These later steps were judged wrong and dropped, so do not repeat their mistake: "
                     + "; ".join(f'"{step}"' for step in dropped) + ".")
-    return render(ROLE, "next", question=question, files=files, data_dir=data_dir, plan=numbered(plan),
-                  output=output, fix_note=fix_note)
+    reason_section = f"\n# Why the verifier said No\n{reason}\n" if reason else ""
+    return render(ROLE, "next", context.full, plan=numbered(plan), output=output, fix_note=fix_note,
+                  reason_section=reason_section)

@@ -4,6 +4,7 @@ from functools import partial
 
 from dsstar_cli.model import Messages
 from dsstar_cli.roles import numbered, render
+from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import parse_route
 
 ROLE = "router"
@@ -13,6 +14,6 @@ def parser(plan_length: int):
     return partial(parse_route, plan_length=plan_length)
 
 
-def messages(question: str, plan: list[str], output: str, files: str, data_dir: str) -> Messages:
-    return render(ROLE, "route", question=question, plan=numbered(plan), output=output, files=files,
-                  data_dir=data_dir, steps=str(len(plan)))
+def messages(context: RunContext, plan: list[str], output: str, reason: str) -> Messages:
+    return render(ROLE, "route", context.full, plan=numbered(plan), output=output, steps=str(len(plan)),
+                  reason=reason or "(no reason given)")

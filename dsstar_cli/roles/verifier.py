@@ -1,12 +1,18 @@
-"""Verifier: an LLM judge of whether the plan and its output answer the question."""
+"""Verifier: an LLM judge of whether the plan and its output answer the question, and why not."""
 
 from dsstar_cli.model import Messages
 from dsstar_cli.roles import numbered, render
-from dsstar_cli.roles.parsing import parse_verdict
+from dsstar_cli.roles.context import RunContext
+from dsstar_cli.roles.parsing import parse_verdict, verdict_reason
 
 ROLE = "verifier"
-parse = parse_verdict
 
 
-def messages(question: str, plan: list[str], code: str, output: str) -> Messages:
-    return render(ROLE, "verify", question=question, plan=numbered(plan), code=code.rstrip(), output=output)
+def parse(reply: str) -> tuple[bool, str] | None:
+    """(sufficient, the verifier's reason) or None when the reply says neither yes nor no."""
+    verdict = parse_verdict(reply)
+    return None if verdict is None else (verdict, verdict_reason(reply))
+
+
+def messages(context: RunContext, plan: list[str], code: str, output: str) -> Messages:
+    return render(ROLE, "verify", context.brief, plan=numbered(plan), code=code.rstrip(), output=output)

@@ -1,0 +1,43 @@
+"""What each role is shown: long output cut keeping the evidence, the verifier's reason, and the
+shared context marked for providers' prompt caches."""
+
+from __future__ import annotations
+
+from dsstar_cli.model import uses_cache_control, with_cache_breakpoints
+from dsstar_cli.roles import keep_evidence
+from dsstar_cli.roles.parsing import verdict_reason
+from dsstar_cli.roles.verifier import parse as parse_verifier
+
+
+def test_a_long_output_keeps_its_labelled_results_and_its_end():
+    noise = "\n".join(f"{i:5d} {'x' * 60}" for i in range(400))
+    text = ("unmatched names: ['Foo Beach', 'Bar Beach']\n" + noise + "\nrows checked: 400\n" + noise
+            + "\nper-beach check: 12 of 14 ok\nfinal answer: 42.5")
+    kept = keep_evidence(text, 6000)
+    assert len(kept) <= 6000
+    for line in ("unmatched names: ['Foo Beach', 'Bar Beach']", "rows checked: 400", "final answer: 42.5"):
+        assert line in kept  # The middle cut of head + tail lost the first two.
+    assert f"{len(text):,} characters printed" in kept
+    assert keep_evidence("short: 1", 6000) == "short: 1"
+
+
+def test_the_verifiers_reason_is_kept_with_its_verdict():
+    assert parse_verifier("No\nThe output is the total, not the cost per acre.") == (
+        False, "The output is the total, not the cost per acre.")
+    assert parse_verifier("**Yes** - it prints the rounded mean.") == (True, "it prints the rounded mean.")
+    assert parse_verifier("Maybe later.") is None
+    assert verdict_reason("No") == ""
+
+
+def test_the_shared_context_is_marked_for_anthropic_prompt_caching():
+    context = "intro\n\n# Documents\nrules\n\n# Question\nq?\n\n# Data files (2)\n## a.csv\ncolumns"
+    messages = [{"role": "system", "content": context}, {"role": "user", "content": "You are the CODER"}]
+    assert uses_cache_control("anthropic/claude-sonnet-4-5") and not uses_cache_control("openai/gpt-4.1")
+    marked = with_cache_breakpoints(messages)
+    blocks = marked[0]["content"]
+    assert "".join(b["text"] for b in blocks) == context  # Nothing lost or added,
+    assert blocks[0]["text"].endswith("q?") and blocks[1]["text"].startswith("\n\n# Data files")  # split where
+    assert all(b["cache_control"] == {"type": "ephemeral"} for b in blocks)  # the verifier's prompt ends.
+    assert marked[1] == messages[1]
+    brief = with_cache_breakpoints([{"role": "system", "content": context.split("\n\n# Data files")[0]}])
+    assert brief[0]["content"] == [blocks[0]]  # The verifier's prefix is the same first block.
