@@ -3,7 +3,6 @@ caption, header cells, row count and first rows, so the coder knows where the da
 
 from __future__ import annotations
 
-import io
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -76,11 +75,12 @@ class _Outline(HTMLParser):
                 self._row_is_header = True
 
 
-def _read_html(text: str) -> list[pd.DataFrame] | None:
-    """The tables exactly as the coder's `pd.read_html(path)` will see them; None when pandas
-    cannot parse the page (then the tables are shown as the HTML has them)."""
+def _read_html(path: Path) -> list[pd.DataFrame] | None:
+    """The tables exactly as the coder's `pd.read_html(path)` will see them (the same call, so the
+    same encoding detection); None when pandas cannot parse the page (then the tables are shown
+    as the HTML has them)."""
     try:
-        return pd.read_html(io.StringIO(text))
+        return pd.read_html(path)
     except ValueError:  # "No tables found"
         return []
     except Exception:  # noqa: BLE001 - lxml's errors on broken markup; the outline still stands
@@ -103,7 +103,7 @@ def profile_html(path: Path, limits: AnalyzerLimits) -> str:
     outline = _Outline()
     outline.feed(text)
     outline.close()
-    frames = _read_html(text) if len(raw) == size else None
+    frames = _read_html(path) if len(raw) == size else None
     read = "" if len(raw) == size else f" (first {len(raw):,} bytes read)"
     count = len(frames) if frames is not None else len(outline.tables)
     parts = [f"HTML page{read}, {size:,} bytes" + (f", title {outline.title!r}" if outline.title else "") +

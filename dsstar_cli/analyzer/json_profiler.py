@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,9 @@ def profile_json(path: Path, limits: AnalyzerLimits) -> str:
     if size > MAX_JSON_BYTES:
         raise ProfileError(f"the file is {size:,} bytes, too large to parse whole for a description")
     try:
-        value = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = path.read_bytes()
+        bom = data.startswith(codecs.BOM_UTF8)
+        value = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ProfileError("the file is not UTF-8 text") from exc
     except json.JSONDecodeError as exc:
@@ -71,7 +74,8 @@ def profile_json(path: Path, limits: AnalyzerLimits) -> str:
         where, records = table
         frame = pd.json_normalize(records[:JSONL_SAMPLE_LINES], max_level=1)
         keys = "".join(f"[{key!r}]" for key in where.split(".", 1)[1:])
-        loader = f"pd.json_normalize(json.load(open(path, encoding='utf-8')){keys}, max_level=1)"
+        encoding = "utf-8-sig" if bom else "utf-8"  # json.load refuses a BOM it was not told of
+        loader = f"pd.json_normalize(json.load(open(path, encoding={encoding!r})){keys}, max_level=1)"
         parts.append(f"{len(records):,} records at {where}. Load with {loader}.")
         sampled = f" (figures from the first {len(frame):,} of {len(records):,})" if len(frame) < len(records) else ""
         parts.append(describe_frame(frame, limits.sample_rows, sampled))
