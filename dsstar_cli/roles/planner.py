@@ -20,5 +20,8 @@ def next_step_messages(context: RunContext, plan: list[str], output: str, droppe
         fix_note = (" These later steps were judged wrong and dropped, so do not repeat their mistake: "
                     + "; ".join(f'"{step}"' for step in dropped) + ".")
     reason_section = f"\n# Why the verifier said No\n{reason}\n" if reason else ""
-    return render(ROLE, "next", context.full, plan=numbered(plan), output=output, fix_note=fix_note,
-                  reason_section=reason_section)
+    # After a drop, the last script still ran the dropped steps: say so, or its output reads as the plan's.
+    heading = ("Output of the last script (it also ran the dropped steps, so trust only what the plan above "
+               "explains)" if dropped else "Output of that script")
+    return render(ROLE, "next", context.full, plan=numbered(plan) if plan else "(no steps yet: all were dropped)",
+                  output=output, fix_note=fix_note, reason_section=reason_section, output_heading=heading)
