@@ -101,9 +101,10 @@ def test_the_prompt_steers_to_duckdb_only_when_data_is_too_big_for_pandas():
 
 def test_the_debugger_is_steered_to_duckdb_after_a_memory_error():
     from dsstar_cli.roles import debugger
+    from dsstar_cli.roles.context import RunContext
 
     def error_shown(error: str) -> str:
-        return debugger.messages("import pandas", error, "files", "/data")[1]["content"]
+        return debugger.messages(RunContext("files", "brief", "/data"), "import pandas", error)[-1]["content"]
 
     memory = 'Traceback (most recent call last):\n  File "s.py", line 2, in <module>\nMemoryError\n'
     assert "query them in place with DuckDB" in error_shown(memory)

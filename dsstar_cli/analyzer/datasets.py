@@ -156,8 +156,23 @@ def _human(size: float) -> str:
     return f"{size} B"
 
 
-def _loader(dataset: Dataset, suffix: str) -> str:
-    """How to read every member at once: DuckDB over the files in place (within the memory cap)."""
+PANDAS_CALL = re.compile(r"pd\.read_csv\(path, (.*?)\)\.?$")
+SMALL_DATASET_BYTES = 256 * 1024 * 1024  # Below this, pandas with the member's own options reads them all.
+
+
+def _loader(dataset: Dataset, suffix: str, member_loader: str = "", size: int = 0) -> str:
+    """How to read every member at once: for small CSVs whose layout needs pandas' options (title
+    rows, footnotes, thousands separators), pd.concat with the member's own read_csv call; else
+    DuckDB over the files in place (within the memory cap)."""
+    call = PANDAS_CALL.search(member_loader)
+    if (call and suffix not in (".jsonl", ".ndjson") and not dataset.partitions and size < SMALL_DATASET_BYTES
+            and re.search(r"skiprows|skipfooter|thousands|decimal|header=None|index_col|comment", call.group(1))):
+        files = f"sorted(glob.glob(DATA_DIR + '/{dataset.path}'))"
+        if dataset.listed:  # The glob would also read other files: name the members.
+            files = (f"[DATA_DIR + '/' + m for m in {dataset.members!r}]" if len(dataset.members) <= SHOWN_MEMBERS
+                     else "[DATA_DIR + '/' + m for m in MEMBERS] (MEMBERS: this dataset's files)")
+        return (f"Load them together as one table (column filename names the member): pd.concat("
+                f"[pd.read_csv(f, {call.group(1)}).assign(filename=f) for f in {files}], ignore_index=True).")
     if dataset.listed:
         where = "[" + ", ".join(f"'{{DATA_DIR}}/{m}'" for m in dataset.members[:SHOWN_MEMBERS]) + \
             (", ..." if len(dataset.members) > SHOWN_MEMBERS else "") + "]"
@@ -185,6 +200,10 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
     fmt = format_of_name(members[0].name)
     sizes = [os.stat(root / m).st_size for m in members]
     counted = [_counted(root / m, suffix) for m in members]
+    first = describe_file(root, members[0], limits, "builtin", None)
+    if suffix in LINE_FORMATS:  # Lines to rows as the shared loader reads them: title and footnote lines out.
+        extra = sum(int(n) for n in re.findall(r"\b(?:skiprows|skipfooter)=(\d+)", first.description.split("\n")[0]))
+        counted = [(max(c[0] - extra, 0), c[1], c[2]) if not c[2].startswith("unreadable") else c for c in counted]
     unreadable = [m for m, c in zip(dataset.members, counted) if c[2].startswith("unreadable")]
     total, exact = sum(c[0] for c in counted), all(c[1] for c in counted)
     schemas = {c[2] for c in counted if not c[2].startswith("unreadable")}
@@ -211,8 +230,7 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
         lines.append(f"Unreadable members ({len(unreadable)}; not counted): {', '.join(unreadable[:10])}.")
     if len(schemas) > 1:
         lines.append(f"Note: the members' schemas differ ({len(schemas)} variants); union_by_name=true aligns columns.")
-    lines.append(_loader(dataset, suffix))
-    first = describe_file(root, members[0], limits, "builtin", None)
+    lines.append(_loader(dataset, suffix, first.description.split("\n")[0], sum(sizes)))
     lines.append(f"Every member has the columns of {members[0]}, profiled here:\n{first.description}")
     return {"path": dataset.path, "format": f"{fmt} dataset", "size_bytes": sum(sizes), "method": "builtin",
             "description": _cap("\n".join(lines), limits.max_description_chars + EXTRA_CHARS), "error": None}
