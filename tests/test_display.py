@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from rich.console import Console
 
@@ -164,3 +165,21 @@ def test_no_color_in_a_terminal_gives_plain_lines(tmp_path):
     assert not wants_live_view(terminal, env={"NO_COLOR": "1"})
     assert wants_live_view(terminal, env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
     assert not wants_live_view(Console(file=io.StringIO(), force_terminal=False), env={})
+
+
+def test_a_resumed_runs_final_script_is_named_for_its_last_round(config, sample_copy, monkeypatch, tmp_path):
+    """After a resume straight into the finalizer, the script says round01, not round00; a relative
+    path to the run folder works."""
+    from dsstar_cli.runner import resume
+
+    config.values["max_rounds"] = 1
+    scripted = {"planner": ["Load."], "coder": [py("print('one')")], "verifier": ["No"],
+                "finalizer": [py("print('42')")]}
+    result = ask(AskRequest(sample_copy, "q?"), config, Recorder(), models=Models(ScriptedModel(scripted)))
+    run_dir = Path(result.run_dir)
+    (run_dir / "result.json").unlink()  # As if killed just before the result was written.
+    monkeypatch.chdir(run_dir.parent)
+    recorder = Recorder()
+    again = resume(run_dir.name, recorder, models=Models(ScriptedModel(scripted)))
+    assert again.answer == "42" and again.run_dir == str(run_dir)
+    assert [d["script"] for d in recorder.of("code")] == ["003-round01-final.py"]
