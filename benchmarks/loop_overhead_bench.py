@@ -1,7 +1,8 @@
 """Loop overhead: a full `dsstar ask` on sample_data against a local OpenAI-compatible server that
 waits 1 s per call. Overhead = wall time - (model latency + script run time), where model latency is
 the time the server spent on each request and script time is what the executor measured.
-Target: overhead <= 2 % of the wall time.
+Targets: the loop's overhead <= 2 % of its wall time; the whole process's (start-up, litellm's import
+and set-up, analysis, the loop) <= 10 % of a run of 8 one-second calls.
 
 Per-call client overhead is shown too. Two overall figures: the whole process (start-up, the one-time `import litellm`, analysis, loop) and the
 loop alone (run_started -> answer events), which is where per-call overhead would show."""
@@ -61,7 +62,7 @@ def main() -> None:
     show("loop wall (run_started -> answer)", f"{m['loop']:.2f} s",
          f"overhead {loop:.1%} ({'meets' if loop <= 0.02 else 'MISSES'} target <= 2 %)")
     show("process wall (exec -> exit)", f"{m['wall']:.2f} s",
-         f"overhead {whole:.1%} ({'meets' if whole <= 0.02 else 'MISSES'} target <= 2 %)")
+         f"overhead {whole:.1%} ({'meets' if whole <= 0.10 else 'MISSES'} target <= 10 %)")
 
 
 if __name__ == "__main__":

@@ -185,6 +185,8 @@ class Agent:
             "round": self.round, "purpose": purpose, "ok": execution.ok, "exit_code": execution.exit_code,
             "timed_out": execution.timed_out, "seconds": round(execution.seconds, 3),
             "stdout": clip(execution.stdout, EVENT_OUTPUT_CHARS), "stderr": clip(execution.stderr, EVENT_OUTPUT_CHARS),
+            # What the debugger is shown: the failure with the script's own frames only.
+            "error": "" if execution.ok else debugger.summarize_error(execution.failure()),
             "data_changed": execution.data_changed}))
         return execution
 

@@ -18,7 +18,7 @@ from dsstar_cli.config import Config
 from dsstar_cli.errors import StopRequest, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.model import Models
-from dsstar_cli.result import ExitCode, RunResult
+from dsstar_cli.result import ExitCode, RunResult, overall_exit_code
 from dsstar_cli.runner import AskRequest, analyse, ask, build_models, check_data_folder, check_models, \
     make_agent, open_run_folder
 
@@ -75,12 +75,43 @@ def answered_ids(out: Path | None) -> set[str]:
 
 def batch_exit_code(results: list[RunResult]) -> ExitCode:
     """0 when every answer is verified; else the most serious outcome among them."""
-    codes = {r.exit_code() for r in results}
-    for code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.MODEL_UNREACHABLE, ExitCode.SETUP,
-                 ExitCode.FAILED, ExitCode.TIME_LIMIT, ExitCode.COST_LIMIT, ExitCode.UNVERIFIED):
-        if code in codes:
-            return code
-    return ExitCode.VERIFIED
+    return overall_exit_code([r.exit_code() for r in results])
+
+
+def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int, out: Path | None,
+             on_line: Callable[[str], None], note: Callable[[str], None]) -> ExitCode:
+    """`ask --questions FILE [--out FILE]`: the questions not yet answered in `out`, one JSON line each
+    (given to `on_line` and appended to `out`); `note` gets the progress lines. Returns the exit code,
+    also after Ctrl-C or SIGTERM (the lines of the questions answered by then are kept)."""
+    questions = read_questions(questions_file)
+    done = answered_ids(out)
+    todo = [q for q in questions if q.id not in done]
+    note(f"{len(questions)} question(s), {len(questions) - len(todo)} already answered in {out}, {len(todo)} "
+         f"to ask with {workers} worker(s)" if done else f"{len(todo)} question(s) to ask with {workers} worker(s)")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    sink = out.open("a", encoding="utf-8") if out is not None else None
+    answered: list[RunResult] = []
+
+    def on_result(question: Question, result: RunResult) -> None:
+        answered.append(result)
+        line = json.dumps({"id": question.id, **result.as_dict()}, ensure_ascii=False, default=str) + "\n"
+        if sink:
+            sink.write(line)
+            sink.flush()
+        on_line(line)
+        note(f"[{question.id}] {result.outcome}: {result.answer!r}")
+
+    try:
+        results = ask_batch(data_dir, todo, config, workers, on_result, lambda event: None) if todo else []
+    except (KeyboardInterrupt, Terminated) as exc:
+        rerun = "rerun with the same --out to ask the rest" if out else "with --out FILE a rerun skips the answered"
+        note(f"interrupted after {sum(r.answer is not None for r in answered)} answer(s); {rerun}")
+        return ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
+    finally:
+        if sink:
+            sink.close()
+    return batch_exit_code(results)
 
 
 def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers: int,

@@ -1,4 +1,8 @@
-"""Configuration: layered YAML files, environment and flags, validated key by key.
+"""Configuration: layered YAML files, environment and flags, merged and validated key by key.
+
+Layers, lowest first: the packaged defaults < the user file (~/.config/dsstar/config.yaml) < the
+project file (./dsstar.yaml) < --config FILE < DSSTAR_* environment variables < flags. Each layer
+sets only the keys it names; `Config.sources` says which layer set each value.
 
 The packaged `default.yaml` is the single source of defaults (configs/default.yaml links to it).
 Every other layer may only set keys that exist there, with values of the same kind, so a typo or
@@ -15,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from dsstar_cli.errors import SetupError
+from dsstar_cli.errors import SetupError, UsageError
 
 ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalizer")
 ANALYZER_MODES = ("auto", "builtin", "llm")
@@ -32,6 +36,19 @@ FLAG_NAMES = {
     "follow_links": "--follow-links",
     "budget.max_cost_usd": "--max-cost",
     "budget.timeout_s": "--timeout",
+}
+
+# The environment variables that set the common keys (between the files and the flags).
+ENV_NAMES = {
+    "DSSTAR_MODEL": "model",
+    "DSSTAR_API_BASE": "api_base",
+    "DSSTAR_MAX_ROUNDS": "max_rounds",
+    "DSSTAR_CODE_TIMEOUT": "code_timeout_s",
+    "DSSTAR_LLM_TIMEOUT": "llm.timeout_s",
+    "DSSTAR_MAX_COST": "budget.max_cost_usd",
+    "DSSTAR_TIMEOUT": "budget.timeout_s",
+    "DSSTAR_RUN_DIR": "run_dir",
+    "DSSTAR_FOLLOW_LINKS": "follow_links",
 }
 
 # Numeric bounds checked after merging: (low, high) inclusive.
@@ -63,7 +80,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
 FLOAT_KEYS = {"analyzer.file_timeout_s", "code_timeout_s", "llm.timeout_s", "llm.temperature", "llm.retry_max_delay_s",
               "budget.max_cost_usd", "budget.timeout_s"}
 # Keys whose value may be null in any layer (everything else keeps the default's type).
-NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",
+NULLABLE = {"model", "api_base", "run_dir", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",
             "budget.max_cost_usd", "budget.timeout_s",
             "retriever.embedding_model"} | {
     f"roles.{r}.model" for r in ROLES
@@ -72,6 +89,10 @@ NULLABLE = {"model", "api_base", "llm.temperature", "llm.max_tokens", "analyzer.
 
 class ConfigError(SetupError):
     """A configuration file, key or value is wrong; the message says which and how to fix it."""
+
+
+class FlagValueError(UsageError):
+    """A flag's value is out of range or of the wrong kind: a usage error (exit 2), not a config one."""
 
 
 @dataclass
@@ -193,16 +214,32 @@ def _suggest(key: str, defaults: dict) -> str:
     return f" (did you mean `{close[0]}`?)" if close else " (see `configs/default.yaml` for every key)"
 
 
-def find_config_file(explicit: Path | None, cwd: Path) -> Path | None:
-    """--config FILE, else ./dsstar.yaml, else the user config file, else None (packaged default)."""
+def config_files(explicit: Path | None, cwd: Path) -> list[Path]:
+    """The files that apply, lowest layer first: the user file, ./dsstar.yaml, then --config FILE."""
+    if explicit is not None and not explicit.is_file():
+        raise ConfigError(f"config file {explicit} does not exist")
+    found = [path for path in (user_config_path(), cwd / "dsstar.yaml") if path.is_file()]
     if explicit is not None:
-        if not explicit.is_file():
-            raise ConfigError(f"config file {explicit} does not exist")
-        return explicit
-    for candidate in (cwd / "dsstar.yaml", user_config_path()):
-        if candidate.is_file():
-            return candidate
-    return None
+        found = [path for path in found if not path.resolve() == explicit.resolve()] + [explicit]
+    return found
+
+
+def env_layer(env: dict[str, str] | os._Environ, defaults: dict) -> dict[str, tuple[Any, str]]:
+    """The DSSTAR_* variables that are set: key -> (value, variable). Numbers and true/false are read as
+    YAML reads them, so DSSTAR_MAX_ROUNDS=5 is the number 5."""
+    layer = {}
+    for name, key in ENV_NAMES.items():
+        text = env.get(name, "")
+        if not text.strip():
+            continue
+        value: Any = text
+        if key in FLOAT_KEYS or isinstance(defaults[key], (bool, int, float)):
+            try:
+                value = yaml.safe_load(text)
+            except yaml.YAMLError:
+                value = text
+        layer[key] = (value, name)
+    return layer
 
 
 def load_config(
@@ -211,16 +248,41 @@ def load_config(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Config:
-    """Merge defaults < config file < DSSTAR_MODEL < flags; validate every key and value."""
+    """Merge, key by key: defaults < user file < ./dsstar.yaml < --config < DSSTAR_* < flags."""
     env = os.environ if env is None else env
     defaults = default_values()
     values, sources = dict(defaults), {key: "default" for key in defaults}
-    path = find_config_file(config_file, cwd or Path.cwd())
-    if path is not None:
+    for path in config_files(config_file, cwd or Path.cwd()):
         _apply(values, sources, _flatten(_read_yaml(path)), str(path), defaults)
-    if env.get("DSSTAR_MODEL"):
-        _apply(values, sources, {"model": env["DSSTAR_MODEL"]}, "env DSSTAR_MODEL", defaults)
-    for key, value in (overrides or {}).items():
-        if value is not None:
-            _apply(values, sources, {key: value}, f"flag {FLAG_NAMES.get(key, key)}", defaults)
+    for key, (value, name) in env_layer(env, defaults).items():
+        _apply(values, sources, {key: value}, f"env {name}", defaults)
+    _apply_flags(values, sources, overrides or {}, defaults)
     return Config(values, sources)
+
+
+def _apply_flags(values: dict, sources: dict, flags: dict[str, Any], defaults: dict) -> None:
+    for key, value in flags.items():
+        if value is not None:
+            origin = f"flag {FLAG_NAMES.get(key, key)}"
+            try:
+                _apply(values, sources, {key: value}, origin, defaults)
+            except ConfigError as exc:
+                raise FlagValueError(str(exc)[len("flag "):]) from exc
+
+
+def with_flags(config: Config, flags: dict[str, Any]) -> Config:
+    """`config` with the flags that were given (not None) on top, validated as `load_config` does."""
+    values, sources = dict(config.values), dict(config.sources)
+    _apply_flags(values, sources, flags, default_values())
+    return Config(values, sources)
+
+
+def commented_default_text() -> str:
+    """The packaged defaults with every key commented out: `config init` writes this, so a new file
+    pins nothing and each key takes effect only once its line (and its section's) is uncommented."""
+    lines = []
+    for line in packaged_default_text().splitlines():
+        lines.append(line if not line.strip() or line.lstrip().startswith("#") else f"# {line}")
+    header = ("# dsstar.yaml: every key is commented out, so the defaults (and your user config) apply.\n"
+              "# Uncomment a key to change it (for a nested key, also uncomment its section line).\n\n")
+    return header + "\n".join(lines) + "\n"

@@ -1,15 +1,21 @@
 """Event consumers that show a run: a Rich live view for terminals, plain lines otherwise, JSON lines.
 
-All of them write progress to stderr; stdout is kept for the answer, the JSON or the JSON lines.
+One mapping, `VIEWS`, says how each event kind is shown; the live view and the plain lines both use
+it, so every kind of `events.KINDS` has exactly one entry (a test checks), and a kind missing here
+or misspelt there fails a test instead of vanishing. All of them write progress to stderr; stdout
+is kept for the answer, the JSON or the JSON lines.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from typing import IO
+import time
+from dataclasses import dataclass, field
+from typing import IO, Callable
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.syntax import Syntax
@@ -32,6 +38,14 @@ ACTIVITY = {
 }
 
 
+def wants_live_view(console: Console, env: dict | None = None) -> bool:
+    """The live view only on a real terminal: not with TERM=dumb, nor NO_COLOR (unless FORCE_COLOR)."""
+    env = os.environ if env is None else env
+    if env.get("FORCE_COLOR"):
+        return True
+    return console.is_terminal and not console.is_dumb_terminal and not env.get("NO_COLOR")
+
+
 def _tail(text: str, lines: int) -> str:
     rows = text.rstrip().splitlines()
     return "\n".join(rows if len(rows) <= lines else [f"... ({len(rows) - lines} lines above)"] + rows[-lines:])
@@ -42,128 +56,252 @@ def _head(text: str, lines: int) -> str:
     return "\n".join(rows if len(rows) <= lines else rows[:lines] + [f"# ... ({len(rows) - lines} more lines)"])
 
 
+@dataclass
+class RunView:
+    """What a display remembers across events: running totals, the clock, the last error shown."""
+
+    started: float | None = None
+    tokens: int = 0
+    cost_usd: float | None = 0.0   # None once a call had no price: then tokens are shown instead.
+    calls: int = 0
+    described: list[dict] = field(default_factory=list)
+    last_error: str = ""
+
+    def spent(self, now: float) -> str:
+        """`$0.0123 · 12s` (or `1,234 tokens · 12s` for an unpriced model)."""
+        money = f"${self.cost_usd:.4f}" if self.cost_usd is not None and self.calls else f"{self.tokens:,} tokens"
+        elapsed = f"{now - self.started:.0f}s" if self.started is not None else ""
+        return " · ".join(part for part in (money, elapsed) if part)
+
+
+@dataclass
+class Shown:
+    """How one event is shown. `line`: the plain line (None: nothing). The live view prints `live`
+    when given, else `line` in `style` (as a rule when `rule`), then shows `busy` on the spinner."""
+
+    line: str | None = None
+    live: RenderableType | None = None
+    style: str = ""
+    rule: bool = False
+    busy: str | None = None
+
+
+View = Callable[[dict, RunView, float], Shown]
+
+
+def _run_started(d: dict, view: RunView, now: float) -> Shown:
+    view.started = now
+    sandbox = d.get("sandbox", {}).get("level", "?")
+    return Shown(f"question: {d['question']} (data {d['data_dir']}, sandbox {sandbox}, run folder {d['run_dir']})",
+                 live=Text(f"data {d['data_dir']}  ·  model {d['models']['default']}  ·  up to {d['max_rounds']} "
+                           f"rounds  ·  sandbox {sandbox}  ·  run folder {d['run_dir']}", style="dim"))
+
+
+def _resumed(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"resuming after round {d['rounds']} ({len(d['steps'])} plan step(s) kept)",
+                 live=Group(Text(f"Resuming after round {d['rounds']} with the plan so far:", style="bold"),
+                            plan_panel(d["steps"], 0, [])))
+
+
+def _analysis_started(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"analysing {d['files']} file(s)")  # The live view shows a progress bar instead.
+
+
+def _file_described(d: dict, view: RunView, now: float) -> Shown:
+    view.described.append(d)
+    error = d.get("error")
+    return Shown(f"described {d['path']} ({d.get('format')}, {d.get('method')})" + (f": {error}" if error else ""))
+
+
+def _analysis_done(d: dict, view: RunView, now: float) -> Shown:
+    cached = f" ({d['cached']} from the cache)" if d.get("cached") else ""
+    return Shown(f"analysis done in {d['seconds']:.2f}s{cached}", live=files_table(view.described, d))
+
+
+def _retrieval(d: dict, view: RunView, now: float) -> Shown:
+    note = d.get("note")
+    return Shown(f"retriever ({d['method']}): {len(d['described'])} file(s) described in prompts, "
+                 f"{d['listed']} listed by path" + (f"; {note}" if note else ""), style="dim")
+
+
+def _round_started(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"round {d['round']}/{d['max_rounds']}", live=Text(f"Round {d['round']}/{d['max_rounds']}"),
+                 rule=True)
+
+
+def _route(d: dict, view: RunView, now: float) -> Shown:
+    if d["action"] == "add":
+        return Shown("route: add a step", live=Text("Router: add a step", style="yellow"))
+    last = d["step"] + len(d["dropped"]) - 1
+    return Shown(f"route: fix step {d['step']}", live=Text(
+        f"Router: step {d['step']} is wrong; dropping steps {d['step']}-{last} and re-planning", style="magenta"))
+
+
+def plan_panel(steps: list[str], added: int, dropped: list[str]) -> Panel:
+    lines = Text()
+    for text in dropped:
+        lines.append(f"  - {text}\n", style="strike red")
+    for i, step in enumerate(steps, 1):
+        new = i == added
+        lines.append(f"{'+' if new else ' '} {i}. {step}\n", style="bold green" if new else "")
+    lines.rstrip()
+    return Panel(lines, title="Plan", title_align="left", border_style="blue")
+
+
+def _plan(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"plan step {d['added']}: {d['steps'][-1]}", live=plan_panel(d["steps"], d["added"], d["dropped"]))
+
+
+def _code(d: dict, view: RunView, now: float) -> Shown:
+    # Long lines wrap rather than being cut at the terminal's edge without a mark.
+    code = Syntax(_head(d["code"], CODE_LINES), "python", theme="ansi_dark", line_numbers=False, word_wrap=True)
+    return Shown(f"running {d['script']}", live=Panel(code, title=f"{d['purpose']} script · {d['script']}",
+                                                      title_align="left", border_style="dim"),
+                 busy=f"running {d['script']}")
+
+
+def _execution(d: dict, view: RunView, now: float) -> Shown:
+    ok = d["ok"]
+    state = "ok" if ok else ("timed out" if d["timed_out"] else "failed")
+    line = f"script {state} in {d['seconds']:.1f}s"
+    if ok:
+        body = d["stdout"]
+    else:
+        # The traceback as the debugger sees it (the script's own frames), once: a repeat says so.
+        error = d.get("error") or d["stderr"]
+        printed = _tail(d["stdout"], OUTPUT_LINES // 2) if d["stdout"].strip() else ""
+        shown_error = "(the same error as the attempt before)" if error == view.last_error else error
+        view.last_error = error
+        body = (printed + "\n" + shown_error).strip()
+        line += ": " + (error.strip().splitlines() or [""])[-1]
+    if d["timed_out"]:
+        body += "\n[killed at the time limit]"
+    if d.get("data_changed"):
+        body += "\n[the script changed the data folder: " + ", ".join(d["data_changed"]) + "]"
+    title = f"output · {'ok' if ok else 'FAILED'} in {d['seconds']:.1f}s"
+    return Shown(line, live=Panel(Text(_tail(body, OUTPUT_LINES) or "(no output)"), title=title, title_align="left",
+                                  border_style="green" if ok else "red"))
+
+
+def _debug(d: dict, view: RunView, now: float) -> Shown:
+    last = d["error"].strip().splitlines()[-1] if d["error"].strip() else ""
+    return Shown(f"debugging, attempt {d['attempt']}",
+                 live=Text(f"Debugger, attempt {d['attempt']}: {last}", style="yellow"))
+
+
+def _verdict(d: dict, view: RunView, now: float) -> Shown:
+    reason = d.get("reason") or ""
+    if d["sufficient"]:
+        return Shown("verdict: sufficient", live=Text("Verifier: sufficient ✓", style="bold green"))
+    return Shown(f"verdict: not sufficient: {reason}", live=Text(f"Verifier: not sufficient — {reason}",
+                                                                style="yellow"))
+
+
+def _call_started(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(busy=f"{d['role']}: {ACTIVITY.get(d['role'], 'thinking')}")
+
+
+def _call(d: dict, view: RunView, now: float) -> Shown:
+    view.calls += 1
+    view.tokens += d["input_tokens"] + d["output_tokens"]
+    cost = d.get("cost_usd")
+    view.cost_usd = None if view.cost_usd is None or cost is None else view.cost_usd + cost
+    return Shown()
+
+
+def _context_shrunk(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"{d['role']}: prompt over the context window; cut {d['chars_cut']:,} characters and asked again",
+                 style="yellow")
+
+
+def _finalizing(d: dict, view: RunView, now: float) -> Shown:
+    spent = f" ({d['budget']} budget spent)" if d.get("budget") else ""
+    return Shown(f"writing the final answer{spent}", live=Text("Final answer"), rule=True)
+
+
+def _answer(d: dict, view: RunView, now: float) -> Shown:
+    return Shown()  # The result's summary follows (render_result / plain_result).
+
+
+VIEWS: dict[str, View] = {
+    "run_started": _run_started,
+    "resumed": _resumed,
+    "analysis_started": _analysis_started,
+    "file_described": _file_described,
+    "analysis_done": _analysis_done,
+    "retrieval": _retrieval,
+    "round_started": _round_started,
+    "route": _route,
+    "plan": _plan,
+    "code": _code,
+    "execution": _execution,
+    "debug": _debug,
+    "verdict": _verdict,
+    "call_started": _call_started,
+    "call": _call,
+    "context_shrunk": _context_shrunk,
+    "finalizing": _finalizing,
+    "answer": _answer,
+}
+
+
 class LiveDisplay:
-    """A terminal view: each finished step is printed as it happens, a spinner shows what is in flight."""
+    """A terminal view: each finished step is printed as it happens; a spinner line shows what is in
+    flight, with the running cost (or tokens, for an unpriced model) and the elapsed time."""
 
     def __init__(self, console: Console):
         self.console = console
         self.status = console.status("starting", spinner="dots")
-        self.tokens = 0
-        self.analysed = 0
-        self.files = 0
-        self.described: list[dict] = []
+        self.view = RunView()
         self.progress: Progress | None = None
+        self.busy = ""
 
     def __call__(self, event: Event) -> None:
-        handler = getattr(self, f"on_{event.kind}", None)
-        if handler:
-            handler(event.data)
-
-    def _busy(self, text: str) -> None:
-        self.status.update(Text(f"{text}  ·  {self.tokens:,} tokens", style="cyan"))
-        self.status.start()
-
-    def on_run_started(self, d: dict) -> None:
-        self.console.rule(Text(d["question"], style="bold"))
-        sandbox = d.get("sandbox", {}).get("level", "?")
-        self.console.print(Text(f"data {d['data_dir']}  ·  model {d['models']['default']}  ·  "
-                                f"up to {d['max_rounds']} rounds  ·  sandbox {sandbox}  ·  run folder {d['run_dir']}",
-                                style="dim"))
-
-    def on_analysis_started(self, d: dict) -> None:
-        self.files = d["files"]
-        self.status.stop()  # Rich allows one live view at a time: the bar replaces the spinner.
-        self.progress = analysis_progress(self.console)
-        self.task = self.progress.add_task("Analysing files", total=self.files)
-        self.progress.start()
-
-    def on_file_described(self, d: dict) -> None:
-        self.analysed += 1
-        self.described.append(d)
-        if self.progress:
-            self.progress.update(self.task, advance=1, description=f"Analysing {d['path'][-40:]}")
-
-    def on_analysis_done(self, d: dict) -> None:
-        if self.progress:
+        shown = VIEWS[event.kind](event.data, self.view, event.time)
+        if event.kind == "run_started":
+            self.console.rule(Text(event.data["question"], style="bold"))
+        if event.kind == "analysis_started":
+            self.status.stop()  # Rich allows one live view at a time: the bar replaces the spinner.
+            self.progress = analysis_progress(self.console)
+            self.task = self.progress.add_task("Analysing files", total=event.data["files"])
+            self.progress.start()
+            return
+        if event.kind == "file_described":
+            if self.progress:
+                self.progress.update(self.task, advance=1, description=f"Analysing {event.data['path'][-40:]}")
+            return
+        if event.kind == "analysis_done" and self.progress:
             self.progress.stop()
             self.progress = None
-        self.console.print(files_table(self.described, d))
-
-    def on_resumed(self, d: dict) -> None:
-        self.console.print(Text(f"Resuming after round {d['rounds']} with the plan so far:", style="bold"))
-        self.on_plan({"steps": d["steps"], "added": 0, "dropped": []})
-
-    def on_context_shrunk(self, d: dict) -> None:
-        self.console.print(Text(PlainDisplay.describe(Event("context_shrunk", d)), style="yellow"))
-
-    def on_retrieval(self, d: dict) -> None:
-        self.console.print(Text(f"Retriever ({d['method']}): {len(d['described'])} most relevant file(s) described "
-                                f"in prompts, {d['listed']} more listed by path" +
-                                (f" — {d['note']}" if d["note"] else ""), style="dim"))
-
-    def on_round_started(self, d: dict) -> None:
-        self.console.rule(f"Round {d['round']}/{d['max_rounds']}")
-
-    def on_call_started(self, d: dict) -> None:
-        self._busy(f"{d['role']}: {ACTIVITY.get(d['role'], 'thinking')}")
-
-    def on_call(self, d: dict) -> None:
-        self.tokens += d["input_tokens"] + d["output_tokens"]
-
-    def on_route(self, d: dict) -> None:
-        if d["action"] == "add":
-            self.console.print(Text("Router: add a step", style="yellow"))
-        else:
-            self.console.print(Text(f"Router: step {d['step']} is wrong; dropping steps {d['step']}"
-                                    f"-{d['step'] + len(d['dropped']) - 1} and re-planning", style="magenta"))
-
-    def on_plan(self, d: dict) -> None:
-        lines = Text()
-        for text in d["dropped"]:
-            lines.append(f"  - {text}\n", style="strike red")
-        for i, step in enumerate(d["steps"], 1):
-            new = i == d["added"]
-            lines.append(f"{'+' if new else ' '} {i}. {step}\n", style="bold green" if new else "")
-        lines.rstrip()
-        self.console.print(Panel(lines, title="Plan", title_align="left", border_style="blue"))
-
-    def on_code(self, d: dict) -> None:
-        code = Syntax(_head(d["code"], CODE_LINES), "python", theme="ansi_dark", line_numbers=False)
-        self.console.print(Panel(code, title=f"{d['purpose']} script · {d['script']}", title_align="left",
-                                 border_style="dim"))
-        self._busy(f"running {d['script']}")
-
-    def on_execution(self, d: dict) -> None:
-        ok = d["ok"]
-        body = d["stdout"] if ok else (d["stdout"] + "\n" + d["stderr"]).strip()
-        if d["timed_out"]:
-            body += "\n[killed at the time limit]"
-        if d["data_changed"]:
-            body += "\n[the script changed the data folder: " + ", ".join(d["data_changed"]) + "]"
-        title = f"output · {'ok' if ok else 'FAILED'} in {d['seconds']:.1f}s"
-        self.console.print(Panel(Text(_tail(body, OUTPUT_LINES) or "(no output)"), title=title, title_align="left",
-                                 border_style="green" if ok else "red"))
-
-    def on_debug(self, d: dict) -> None:
-        last = d["error"].strip().splitlines()[-1] if d["error"].strip() else ""
-        self.console.print(Text(f"Debugger, attempt {d['attempt']}: {last}", style="yellow"))
-
-    def on_verdict(self, d: dict) -> None:
-        if d["sufficient"]:
-            self.console.print(Text("Verifier: sufficient ✓", style="bold green"))
-        else:
-            self.console.print(Text(f"Verifier: not sufficient ({d['reason']})", style="yellow"))
-
-    def on_finalizing(self, d: dict) -> None:
-        self.console.rule("Final answer")
-
-    def on_answer(self, d: dict) -> None:
-        self.close()
+        if event.kind == "answer":
+            self.close()
+            return
+        if shown.rule:
+            self.console.rule(shown.live if shown.live is not None else shown.line)
+        elif shown.live is not None:
+            self.console.print(shown.live)
+        elif shown.line:
+            self.console.print(Text(shown.line, style=shown.style))
+        if shown.busy:
+            self.busy = shown.busy
+        if self.busy and event.kind in ("call_started", "call", "code"):
+            self.status.update(_StatusLine(self.busy, self.view))
+            self.status.start()
 
     def close(self) -> None:
         if self.progress:
             self.progress.stop()
         self.status.stop()
+
+
+class _StatusLine:
+    """The spinner's text, rendered afresh at every refresh, so the elapsed time keeps counting."""
+
+    def __init__(self, busy: str, view: RunView):
+        self.busy, self.view = busy, view
+
+    def __rich__(self) -> Text:
+        return Text(f"{self.busy}  ·  {self.view.spent(time.time())}", style="cyan")
 
 
 TABLE_ROWS = 25  # Files listed in the terminal's table; the run folder has them all.
@@ -193,53 +331,13 @@ class PlainDisplay:
 
     def __init__(self, stream: IO[str]):
         self.stream = stream
+        self.view = RunView()
 
     def __call__(self, event: Event) -> None:
-        line = self.describe(event)
+        line = VIEWS[event.kind](event.data, self.view, event.time).line
         if line:
             self.stream.write(f"dsstar: {line}\n")
             self.stream.flush()
-
-    @staticmethod
-    def describe(event: Event) -> str | None:
-        d = event.data
-        match event.kind:
-            case "run_started":
-                sandbox = d.get("sandbox", {}).get("level", "?")
-                return f"question: {d['question']} (data {d['data_dir']}, sandbox {sandbox}, run folder {d['run_dir']})"
-            case "analysis_started":
-                return f"analysing {d['files']} file(s)"
-            case "file_described":
-                return f"described {d['path']} ({d['format']}, {d['method']})" + (f": {d['error']}" if d["error"] else "")
-            case "analysis_done":
-                cached = f" ({d['cached']} from the cache)" if d.get("cached") else ""
-                return f"analysis done in {d['seconds']:.2f}s{cached}"
-            case "retrieval":
-                return (f"retriever ({d['method']}): {len(d['described'])} file(s) described in prompts, "
-                        f"{d['listed']} listed by path" + (f"; {d['note']}" if d["note"] else ""))
-            case "round_started":
-                return f"round {d['round']}/{d['max_rounds']}"
-            case "route":
-                return "route: add a step" if d["action"] == "add" else f"route: fix step {d['step']}"
-            case "plan":
-                return f"plan step {d['added']}: {d['steps'][-1]}"
-            case "code":
-                return f"running {d['script']}"
-            case "execution":
-                state = "ok" if d["ok"] else ("timed out" if d["timed_out"] else "failed")
-                return f"script {state} in {d['seconds']:.1f}s"
-            case "debug":
-                return f"debugging, attempt {d['attempt']}"
-            case "verdict":
-                return "verdict: sufficient" if d["sufficient"] else f"verdict: not sufficient ({d['reason']})"
-            case "finalizing":
-                spent = f" ({d['budget']} budget spent)" if d.get("budget") else ""
-                return f"writing the final answer{spent}"
-            case "resumed":
-                return f"resuming after round {d['rounds']} ({len(d['steps'])} plan step(s) kept)"
-            case "context_shrunk":
-                return f"{d['role']}: prompt over the context window; cut {d['chars_cut']:,} characters and asked again"
-        return None
 
 
 class JsonlSink:
@@ -253,13 +351,19 @@ class JsonlSink:
         self.stream.flush()
 
 
+def cost_text(total: dict) -> str:
+    """What the model calls cost: dollars, "cost unknown" for an unpriced model, or nothing spent."""
+    if not total.get("calls"):
+        return "no model call completed"
+    cost = total.get("cost_usd")
+    return f"${cost:.4f}" if cost is not None else "cost unknown (unpriced model)"
+
+
 def _usage_line(result: RunResult) -> str:
     total = result.usage.get("total", {})
-    cost = total.get("cost_usd")
-    cost_text = f"${cost:.4f}" if cost is not None else "cost unknown (unpriced model)"
     return (f"{result.rounds}/{result.max_rounds} rounds · {total.get('calls', 0)} model calls · "
-            f"{total.get('input_tokens', 0):,} in / {total.get('output_tokens', 0):,} out tokens · {cost_text} · "
-            f"{result.elapsed_s.get('total', 0):.1f}s")
+            f"{total.get('input_tokens', 0):,} in / {total.get('output_tokens', 0):,} out tokens · "
+            f"{cost_text(total)} · {result.elapsed_s.get('total', 0):.1f}s")
 
 
 OUTCOME_TEXT = {
@@ -268,18 +372,22 @@ OUTCOME_TEXT = {
     "cost_limit": ("UNVERIFIED answer: the cost budget (--max-cost) ran out first", "yellow"),
     "time_limit": ("UNVERIFIED answer: the time budget (--timeout) ran out first", "yellow"),
     "failed": ("FAILED", "red"),
+    "interrupted": ("INTERRUPTED", "red"),
 }
 
 
 def render_result(result: RunResult, console: Console) -> None:
-    """The closing summary on stderr (the answer itself goes to stdout separately)."""
+    """The closing summary on stderr (the answer itself goes to stdout separately). The reason is
+    said once: under the answer, or as the headline when there is no answer."""
     label, style = OUTCOME_TEXT.get(result.outcome, (result.outcome, "red"))
-    body = Group(
-        Text(result.answer if result.answer is not None else f"No answer: {result.reason}", style="bold"),
-        Text(f"{label}" + ("" if result.outcome == "verified" else f" ({result.reason})"), style=style),
-        Text(_usage_line(result), style="dim"),
-        Text(f"run folder: {result.run_dir}", style="dim"),
-    )
+    if result.answer is not None:
+        headline = Text(result.answer, style="bold")
+        status = Text(label + ("" if result.outcome == "verified" else f" ({result.reason})"), style=style)
+    else:
+        headline = Text(f"No answer: {result.reason}", style="bold")
+        status = Text(label, style=style)
+    body = Group(headline, status, Text(_usage_line(result), style="dim"),
+                 Text(f"run folder: {result.run_dir}", style="dim"))
     console.print(Panel(body, title="Answer", title_align="left", border_style=style))
 
 
@@ -308,3 +416,21 @@ def bench_table(summary: list[dict]) -> Table:
 
 def _num(value: float | None, places: int = 1) -> str:
     return "-" if value is None else f"{value:,.{places}f}"
+
+
+def runs_table(runs: list) -> Table:
+    """`dsstar runs`: one row per run, newest first (see history.RunSummary)."""
+    table = Table(title="dsstar runs, newest first", title_justify="left",
+                  caption="`dsstar runs show ID` replays a run; `dsstar resume ID` continues one")
+    for name in ("id", "when", "folder", "question", "outcome", "rounds", "cost"):
+        table.add_column(name, justify="right" if name == "rounds" else "left",
+                         overflow="fold" if name == "folder" else "ellipsis",
+                         no_wrap=name in ("id", "when", "question", "outcome"),
+                         max_width=50 if name == "question" else None)
+    for run in runs:
+        cost = cost_text({"calls": run.calls, "cost_usd": run.cost_usd})
+        table.add_row(run.id, (run.started or "?").replace("T", " "), run.data_dir or "?", run.question or "?",
+                      run.outcome, str(run.rounds), cost)
+    if not runs:
+        table.caption = "no runs yet: `dsstar ask DATA_DIR QUESTION` makes one"
+    return table

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
-from pathlib import Path
 
 from dsstar_cli.config import ROLES, Config
 from dsstar_cli.runlog import run_root_candidates, unwritable
@@ -49,7 +49,7 @@ def check_api_base(api_base: str, timeout_s: float = 3.0) -> Check:
 
 def check_run_dir(config: Config) -> Check:
     """Where run folders go. The data folder is not known here: a run also moves them out of it."""
-    configured, *fallbacks = run_root_candidates(Path(config["run_dir"]))
+    configured, *fallbacks = run_root_candidates(config["run_dir"])
     why = unwritable(configured)
     if why is None:
         return Check("run_dir", True, f"run folders go under {configured.resolve()} "
@@ -101,13 +101,55 @@ def check_sandbox(config: Config) -> Check:
     return Check("sandbox", True, f"{chosen}{hint} [{listing}]")
 
 
-def credential_status(config: Config) -> dict[str, str]:
-    """For `config show`: which credential variables each model needs and whether they are set
-    (never their values)."""
+def provider_of(model: str) -> str | None:
+    """The litellm provider serving `model` (openai, gemini, ...), or None when litellm cannot tell."""
     from dsstar_cli import model as model_mod
 
+    litellm = model_mod.import_litellm()
+    try:
+        return litellm.get_llm_provider(model=model)[1]
+    except Exception:
+        return None
+
+
+def endpoint_in_use(model: str, api_base: str | None, api_base_source: str = "config",
+                    env: dict | None = None) -> tuple[str, str]:
+    """The server `model`'s calls go to, and why: `api_base`, else the provider's own environment
+    variable (OPENAI_API_BASE, ... which litellm reads), else the provider's default endpoint."""
+    env = os.environ if env is None else env
+    if api_base:
+        return mask_url(api_base) or api_base, api_base_source
+    provider = provider_of(model) or model.split("/")[0]
+    for name in (f"{provider.upper()}_API_BASE", f"{provider.upper()}_BASE_URL"):
+        if env.get(name):
+            return mask_url(env[name]) or env[name], f"env {name}"
+    return f"{provider}'s default endpoint", "default"
+
+
+def credential_variable(model: str, api_base: str | None, env: dict | None = None) -> str:
+    """Which environment variable holds `model`'s key, and whether it is set (never its value)."""
+    from dsstar_cli import model as model_mod
+
+    env = os.environ if env is None else env
+    missing = model_mod.missing_credentials(model, None)
+    if missing:
+        either = " or ".join(missing)
+        if api_base:
+            return f"none needed for a custom api_base ({either} not set)"
+        return f"missing: set {either}"
+    provider = provider_of(model) or model.split("/")[0]
+    name = f"{provider.upper()}_API_KEY"
+    if env.get(name):
+        return f"{name} (set, value hidden)"
+    return "found in the environment (value hidden)"
+
+
+def credential_status(config: Config) -> dict[str, dict[str, str]]:
+    """For `config show`: per model, the endpoint its calls go to and the credential variable used
+    (never its value)."""
     status = {}
     for name in models_in_use(config):
-        missing = model_mod.missing_credentials(name, config["api_base"])
-        status[name] = "missing: set " + " or ".join(missing) if missing else "set (value hidden)"
+        url, source = endpoint_in_use(name, config["api_base"], config.sources.get("api_base", "config"))
+        status[name] = {"endpoint": url, "endpoint_source": source,
+                        "credentials": credential_variable(name, config["api_base"])}
     return status

@@ -22,7 +22,8 @@ KINDS = (
     "route",            # round, action ("add" | "fix"), step, reason
     "plan",             # round, steps, added, dropped
     "code",             # round, purpose ("solution" | "debug" | "final" | "describe"), code
-    "execution",        # round, purpose, ok, exit_code, timed_out, seconds, stdout, stderr
+    "execution",        # round, purpose, ok, exit_code, timed_out, seconds, stdout, stderr, error (trimmed
+                        # traceback, as the debugger sees it), data_changed
     "debug",            # round, attempt, error
     "verdict",          # round, sufficient, reason
     "call_started",     # role, model
@@ -38,6 +39,16 @@ class Event:
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
     time: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:  # A misspelt kind fails where it is emitted, not silently in a display.
+            raise ValueError(f"unknown event kind {self.kind!r}: add it to events.KINDS and display.VIEWS")
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> "Event":
+        """An event read back from a run folder's events.jsonl (see `as_dict`)."""
+        data = {key: value for key, value in record.items() if key not in ("event", "time")}
+        return cls(record["event"], data, record.get("time", 0.0))
 
     def as_dict(self) -> dict[str, Any]:
         return {"event": self.kind, "time": round(self.time, 3), **self.data}

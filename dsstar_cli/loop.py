@@ -203,6 +203,7 @@ class DSStarLoop:
     def _restore(self, state: dict) -> None:
         self.rounds, self.verified, self.history = state["rounds"], state["verified"], list(state["history"])
         self.reason = state.get("reason", "")  # Checkpoints before the reason was kept have none.
+        self.agent.round = self.rounds  # A finalizer run straight after resuming belongs to the last round.
         self.plan = [PlanStep(**step) for step in state["plan"]]
         self.last = Attempt.from_dict(state["last"]) if state["last"] else None
         self.best = Attempt.from_dict(state["best"]) if state["best"] else None

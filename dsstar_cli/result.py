@@ -39,6 +39,32 @@ _OUTCOME_CODES = {"verified": ExitCode.VERIFIED, "unverified": ExitCode.UNVERIFI
 _ERROR_KIND_CODES = {"model_config": ExitCode.SETUP, "model_unreachable": ExitCode.MODEL_UNREACHABLE}
 
 
+def exit_code_for(outcome: str, error_kind: str | None) -> ExitCode:
+    """The exit code of one run, from how it ended."""
+    if outcome == "interrupted":
+        return ExitCode.TERMINATED if error_kind == "SIGTERM" else ExitCode.INTERRUPTED
+    if outcome in _OUTCOME_CODES:
+        return _OUTCOME_CODES[outcome]
+    return _ERROR_KIND_CODES.get(error_kind or "", ExitCode.FAILED)
+
+
+# Most serious first: what stopped the runs from outside, then the setup and the model, then the run.
+SEVERITY = (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.MODEL_UNREACHABLE, ExitCode.SETUP,
+            ExitCode.FAILED, ExitCode.TIME_LIMIT, ExitCode.COST_LIMIT, ExitCode.UNVERIFIED)
+# What says a run did not run at all; a bench task that ran (to any answer, or none) is not an error.
+NOT_RUN = {ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.MODEL_UNREACHABLE, ExitCode.SETUP}
+
+
+def overall_exit_code(codes: list[int], answers_count: bool = True) -> ExitCode:
+    """The one exit-code policy for many runs (ask's batch mode, bench): the most serious code among
+    them, 0 when there is none. `answers_count=False` (bench): only runs that did not run count."""
+    present = set(codes)
+    for code in SEVERITY:
+        if code in present and (answers_count or code in NOT_RUN):
+            return code
+    return ExitCode.VERIFIED
+
+
 @dataclass
 class RunResult:
     question: str
@@ -67,11 +93,7 @@ class RunResult:
     dsstar_version: str = __version__
 
     def exit_code(self) -> ExitCode:
-        if self.outcome == "interrupted":
-            return ExitCode.TERMINATED if self.error_kind == "SIGTERM" else ExitCode.INTERRUPTED
-        if self.outcome in _OUTCOME_CODES:
-            return _OUTCOME_CODES[self.outcome]
-        return _ERROR_KIND_CODES.get(self.error_kind or "", ExitCode.FAILED)
+        return exit_code_for(self.outcome, self.error_kind)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "exit_code": int(self.exit_code())}
@@ -80,11 +102,15 @@ class RunResult:
         return json.dumps(self.as_dict(), ensure_ascii=False, indent=2, default=str)
 
 
-def error_json(kind: str, message: str, exit_code: int) -> str:
-    """The one JSON object `--json` prints when a run could not even start."""
-    return json.dumps({"schema_version": SCHEMA_VERSION, "dsstar_version": __version__, "outcome": "error",
-                       "verified": False, "answer": None, "error": {"kind": kind, "message": message},
-                       "exit_code": exit_code}, ensure_ascii=False, indent=2)
+def error_object(kind: str, message: str, exit_code: int, question: str | None = None) -> dict[str, Any]:
+    """The one JSON object `--json` prints when a run could not even start (see ERROR_SCHEMA)."""
+    return {"schema_version": SCHEMA_VERSION, "dsstar_version": __version__, "outcome": "error",
+            "verified": False, "answer": None, "question": question, "error": {"kind": kind, "message": message},
+            "exit_code": exit_code}
+
+
+def error_json(kind: str, message: str, exit_code: int, question: str | None = None) -> str:
+    return json.dumps(error_object(kind, message, exit_code, question), ensure_ascii=False, indent=2)
 
 
 _USAGE = {"type": "object", "required": ["calls", "input_tokens", "output_tokens", "cost_usd"], "properties": {
@@ -137,13 +163,37 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
 OPTIONAL_FIELDS = {"id"}
 
 
+ERROR_KINDS = ("usage", "config", "data_folder", "error", "interrupted")
+ERROR_SCHEMA = {
+    "title": "dsstar error: the run could not start",
+    "type": "object",
+    "required": ["schema_version", "dsstar_version", "outcome", "verified", "answer", "question", "error",
+                 "exit_code"],
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION}, "dsstar_version": {"type": "string"},
+        "outcome": {"const": "error", "description": "the run could not start (bad arguments, config, folder)"},
+        "verified": {"const": False}, "answer": {"type": "null"},
+        "question": {"type": ["string", "null"], "description": "the question, when one was given"},
+        "error": {"type": "object", "required": ["kind", "message"],
+                  "properties": {"kind": {"enum": list(ERROR_KINDS)}, "message": {"type": "string"}}},
+        "exit_code": {"type": "integer"},
+    },
+}
+
+
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of the `--json` result (what `dsstar schema` prints)."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"https://dsstar.dev/schema/result-v{SCHEMA_VERSION}.json",
+    """The JSON Schema of what `--json` prints (what `dsstar schema` prints): a run's result, or the
+    error object of a run that could not start (outcome "error")."""
+    result = {
         "title": "dsstar result",
         "type": "object",
         "required": [name for name in RESULT_FIELDS if name not in OPTIONAL_FIELDS],
         "properties": {name: {**schema, "description": text} for name, (schema, text) in RESULT_FIELDS.items()},
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://dsstar.dev/schema/result-v{SCHEMA_VERSION}.json",
+        "title": "dsstar --json output",
+        "oneOf": [result, ERROR_SCHEMA],
+        "$defs": {"result": result, "error": ERROR_SCHEMA},
     }

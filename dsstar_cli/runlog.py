@@ -58,9 +58,13 @@ def private_temp_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"dsstar-{os.getuid()}"
 
 
-def run_root_candidates(configured: Path) -> list[Path]:
-    """Where run folders may go, best first: run_dir, the user data dir, then the temp dir."""
-    return [configured.expanduser(), user_data_dir() / "runs", private_temp_dir() / "runs"]
+def run_root_candidates(configured: Path | str | None) -> list[Path]:
+    """Where run folders may go, best first: run_dir (when set), the user data dir, then the temp dir.
+
+    With run_dir unset (the default) every run of the user lands in one place, the user data dir, so
+    `dsstar runs` lists them all wherever they were started."""
+    fallbacks = [user_data_dir() / "runs", private_temp_dir() / "runs"]
+    return ([Path(configured).expanduser()] if configured else []) + fallbacks
 
 
 def choose_run_root(data_dir: Path, candidates: list[Path]) -> Path:

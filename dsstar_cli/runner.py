@@ -20,9 +20,10 @@ from dsstar_cli.analyzer.discover import has_data_files
 from dsstar_cli.analyzer.retriever import CHARS_PER_TOKEN, Selection, litellm_embedder, select_files
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
-from dsstar_cli.config import ROLES, Config, default_values
+from dsstar_cli.config import ROLES, Config, default_values, with_flags
 from dsstar_cli.errors import DataFolderError, SetupError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
+from dsstar_cli.history import find_run, is_run_folder
 from dsstar_cli.loop import DSStarLoop, Task
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.result import RunResult
@@ -94,7 +95,7 @@ def build_models(config: Config) -> Models:
 
 def open_run_folder(config: Config, data_dir: Path) -> RunFolder:
     """A new run folder under the first usable place outside the data folder (RunFolderError if none)."""
-    return RunFolder.create(choose_run_root(data_dir, run_root_candidates(Path(config["run_dir"]))))
+    return RunFolder.create(choose_run_root(data_dir, run_root_candidates(config["run_dir"])))
 
 
 def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None = None,
@@ -107,8 +108,9 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     question = check_question(request.question)
     data_dir = check_data_folder(request.data_dir)
     if models is None:
-        check_models(config)
+        check_models(config)  # Before any work: a model or key to fix is one line, and nothing is started.
         models = build_models(config)
+        model_mod.warm_up_in_background()  # litellm's first-call set-up overlaps the worker and the analysis.
     run_folder = open_run_folder(config, data_dir)
     emit = fanout(run_folder, redacting(emit))
     try:
@@ -247,11 +249,18 @@ def _selection(resumed: dict, files: list[FileDescription]) -> Selection:
     return Selection([f for f in files if f.path in described], [f for f in files if f.path not in described])
 
 
-def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult:
-    """Continue a stopped run from its last completed round, with its question, config and files."""
+def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dict | None = None,
+           run_dir_setting: str | None = None) -> RunResult:
+    """Continue a stopped run from its last completed round, with its question, config and files.
+
+    `ref` is the run folder (relative to the current directory or absolute) or its id (see
+    `dsstar runs`; `run_dir_setting` says where else to look). `flags` (--model, --api-base, ...)
+    replace the run's own settings, e.g. for a server that moved."""
+    run_dir = find_run(str(ref), run_dir_setting)
     state = load_state(run_dir)
     # Defaults first: a run checkpointed by an older dsstar lacks the keys added since (follow_links).
     config = Config({**default_values(), **state["config"]}, {key: "the resumed run" for key in state["config"]})
+    config = with_flags(config, flags or {})
     data_dir = check_data_folder(Path(state["data_dir"]))
     if models is None:
         check_models(config)
@@ -270,8 +279,8 @@ def resume(run_dir: Path, emit: Sink, models: Models | None = None) -> RunResult
 
 
 def load_state(run_dir: Path) -> dict:
-    if not run_dir.is_dir():
-        raise UsageError(f"{run_dir} is not a run folder (see `run_dir` in a --json result)")
+    if not is_run_folder(run_dir):
+        raise UsageError(f"{run_dir} is not a run folder (see `run_dir` in a --json result, or `dsstar runs`)")
     finished = run_dir / "result.json"
     if finished.exists():
         outcome = json.loads(finished.read_text(encoding="utf-8")).get("outcome")

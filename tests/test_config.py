@@ -27,13 +27,14 @@ def test_lookup_order_and_overrides(tmp_path, monkeypatch):
 
     (tmp_path / "dsstar.yaml").write_text("max_rounds: 5\n")
     config = load_config(env={}, cwd=tmp_path)
-    assert config.max_rounds == 5 and config["model"] is None  # ./dsstar.yaml wins; files do not merge
-    assert config.sources["max_rounds"] == str(tmp_path / "dsstar.yaml")
+    assert config.max_rounds == 5 and config["model"] == "openai/user"  # merged key by key: the user's model stays
+    assert config.sources["max_rounds"] == str(tmp_path / "dsstar.yaml") and config.sources["model"] == str(user)
 
     explicit = tmp_path / "other.yaml"
     explicit.write_text("max_rounds: 3\nroles:\n  coder:\n    model: anthropic/claude-x\n")
     config = load_config(explicit, env={"DSSTAR_MODEL": "gemini/g"}, cwd=tmp_path)
-    assert config.max_rounds == 3 and config["model"] == "gemini/g"
+    assert config.max_rounds == 3 and config["model"] == "gemini/g" and config.sources["model"] == "env DSSTAR_MODEL"
+    assert load_config(explicit, env={}, cwd=tmp_path)["model"] == "openai/user"  # --config merges on top too
     assert config.model_for("coder") == "anthropic/claude-x" and config.model_for("planner") == "gemini/g"
 
     config = load_config(explicit, overrides={"max_rounds": 20, "model": "openai/flag"},
@@ -52,7 +53,7 @@ def test_lookup_order_and_overrides(tmp_path, monkeypatch):
     ("llm:\n  timeout_s: -1\n", "`llm.timeout_s` must be between"),
     ("- a list\n", "must be a mapping"),
     ("max_rounds: [\n", "not valid YAML at line"),
-    ("run_dir: null\n", "`run_dir` must not be null"),
+    ("max_rounds: null\n", "`max_rounds` must not be null"),
 ])
 def test_bad_files_name_the_key(tmp_path, text, message):
     path = tmp_path / "c.yaml"
@@ -80,3 +81,28 @@ def test_every_default_key_is_documented_by_a_comment():
         is_key = line.strip() and not line.strip().startswith("#") and ":" in line
         if is_key and not line.rstrip().endswith(":") and "{model:" not in line:
             assert previous.strip().startswith("#") or previous.strip().endswith(":"), f"undocumented: {line}"
+
+
+def test_environment_sets_the_common_keys_between_files_and_flags(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    (tmp_path / "dsstar.yaml").write_text("max_rounds: 5\ncode_timeout_s: 30\n")
+    env = {"DSSTAR_MAX_ROUNDS": "6", "DSSTAR_API_BASE": "http://127.0.0.1:1/v1", "DSSTAR_TIMEOUT": "90.5",
+           "DSSTAR_MAX_COST": "2", "DSSTAR_LLM_TIMEOUT": "30", "DSSTAR_RUN_DIR": str(tmp_path / "r"),
+           "DSSTAR_FOLLOW_LINKS": "true", "DSSTAR_CODE_TIMEOUT": ""}
+    config = load_config(env=env, cwd=tmp_path)
+    assert (config.max_rounds, config["api_base"], config["budget.timeout_s"], config["budget.max_cost_usd"],
+            config["llm.timeout_s"], config["run_dir"], config["follow_links"]) == (
+        6, "http://127.0.0.1:1/v1", 90.5, 2.0, 30.0, str(tmp_path / "r"), True)
+    assert config.sources["max_rounds"] == "env DSSTAR_MAX_ROUNDS"
+    assert config["code_timeout_s"] == 30  # An empty variable sets nothing.
+    assert load_config(overrides={"max_rounds": 9}, env=env, cwd=tmp_path).max_rounds == 9  # Flags win.
+    with pytest.raises(ConfigError, match="env DSSTAR_MAX_ROUNDS: `max_rounds` must be a whole number"):
+        load_config(env={"DSSTAR_MAX_ROUNDS": "many"}, cwd=tmp_path)
+
+
+def test_a_bad_flag_value_is_a_usage_error_not_a_config_one(tmp_path):
+    from dsstar_cli.config import FlagValueError
+
+    with pytest.raises(FlagValueError, match="^--max-rounds: `max_rounds` must be between") as err:
+        load_config(overrides={"max_rounds": 0}, env={}, cwd=tmp_path)
+    assert err.value.exit_code == 2

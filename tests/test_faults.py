@@ -179,6 +179,7 @@ def test_ctrl_c_exits_130_naming_the_run_folder_and_resume_finishes_it(tmp_path)
 
 def test_resume_needs_a_run_folder_with_a_checkpoint(tmp_path):
     (tmp_path / "empty-run").mkdir()
+    (tmp_path / "empty-run" / "events.jsonl").write_text("")  # Started, stopped before round 1 ended.
     missing = dsstar("resume", str(tmp_path / "nope"), cwd=tmp_path)
     assert missing.returncode == 2 and "is not a run folder" in missing.stderr
     early = dsstar("resume", str(tmp_path / "empty-run"), cwd=tmp_path)

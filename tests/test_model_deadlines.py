@@ -52,7 +52,7 @@ def run(tmp_path: Path, data: Path, base_url: str, *extra: str) -> tuple[subproc
 
 def the_result(tmp_path: Path) -> dict:
     """The result.json of the one run made under tmp_path (for --quiet runs, which print no JSON)."""
-    found = list(tmp_path.glob(".dsstar/runs/*/result.json"))
+    found = list(tmp_path.glob("xdg-data/dsstar/runs/*/result.json"))
     assert len(found) == 1, found
     return json.loads(found[0].read_text())
 

@@ -41,8 +41,11 @@ def test_result_validates_against_the_printed_schema(server, tmp_path):
 
 def test_error_json_and_every_documented_field_is_in_the_readme():
     readme = (ROOT / "README.md").read_text()
-    for field in schema()["properties"]:
-        assert f"`{field}`" in readme, field
+    printed = schema()
+    assert len(printed["oneOf"]) == 2
+    for part in printed["$defs"].values():
+        for field in part["properties"]:
+            assert f"`{field}`" in readme, field
 
 
 def test_exit_code_1_when_no_script_ever_runs(tmp_path):
@@ -175,12 +178,40 @@ def test_config_show_names_sources_and_never_a_key(tmp_path):
     elsewhere.mkdir()
     data = json.loads(dsstar("config", "show", "--json", cwd=elsewhere, env_extra={"DSSTAR_MODEL": "gemini/x"}).stdout)
     assert data["config"]["model"] == {"value": "gemini/x", "source": "env DSSTAR_MODEL"}
-    assert data["credentials"]["gemini/x"].startswith("missing: set")
+    assert data["credentials"]["gemini/x"]["credentials"].startswith("missing: set")
 
 
-def test_config_init_writes_a_loadable_file_and_will_not_overwrite(tmp_path):
+def test_config_show_names_the_endpoint_and_credential_variable_in_use(tmp_path):
+    """api_base null with OPENAI_API_BASE set: the calls go to that server, and show says so."""
+    proc = dsstar("config", "show", "--json", "--model", "openai/gpt-4.1", cwd=tmp_path,
+                  env_extra={"OPENAI_API_KEY": SECRET, "OPENAI_API_BASE": "http://127.0.0.1:8000/v1"})
+    data = json.loads(proc.stdout)
+    assert data["config"]["api_base"]["value"] is None
+    assert data["credentials"]["openai/gpt-4.1"] == {
+        "endpoint": "http://127.0.0.1:8000/v1", "endpoint_source": "env OPENAI_API_BASE",
+        "credentials": "OPENAI_API_KEY (set, value hidden)"}
+    text = dsstar("config", "show", "--model", "openai/gpt-4.1", "--api-base", "http://h:1/v1", cwd=tmp_path).stdout
+    assert "endpoint http://h:1/v1 (flag --api-base)" in text and SECRET not in text
+
+
+def test_config_init_writes_every_key_commented_out_and_will_not_overwrite(tmp_path, monkeypatch):
+    from dsstar_cli.config import load_config, packaged_default_text
+
     assert dsstar("config", "init", cwd=tmp_path).returncode == 0
-    assert "max_rounds: 10" in (tmp_path / "dsstar.yaml").read_text()
+    text = (tmp_path / "dsstar.yaml").read_text()
+    assert "# max_rounds: 10" in text and "\nmax_rounds:" not in text
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    user = tmp_path / "xdg" / "dsstar" / "config.yaml"
+    user.parent.mkdir(parents=True)
+    user.write_text("max_rounds: 7\n")
+    config = load_config(env={}, cwd=tmp_path)  # The written file pins nothing: the user file's value stands.
+    assert config.max_rounds == 7 and config["model"] is None
+    assert {k for k, v in config.sources.items() if v != "default"} == {"max_rounds"}
+    (tmp_path / "dsstar.yaml").write_text(text.replace("# max_rounds: 10", "max_rounds: 12"))
+    assert load_config(env={}, cwd=tmp_path).max_rounds == 12
+    assert all(not line.strip() or line.lstrip().startswith("#") for line in text.splitlines())
+    keys = [line for line in packaged_default_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert len(keys) > 30 and all(f"# {line}" in text for line in keys)
     again = dsstar("config", "init", cwd=tmp_path)
     assert again.returncode == 2 and "--force" in again.stderr
 

@@ -105,3 +105,13 @@ def test_live_view_and_answer_on_a_terminal_print_no_control_sequence(tmp_path):
     assert "Golden Gate Gaming" in shown, shown[-2000:]
     for sequence in HOSTILE:
         assert sequence not in shown
+
+
+def test_no_color_in_a_terminal_gives_plain_lines_without_cursor_codes(tmp_path):
+    env = cli_env(tmp_path)  # NO_COLOR=1, as a user who sets it in their shell.
+    env.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
+    with FakeOpenAIServer(respond) as server:
+        shown = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--model",
+                                 "openai/fake", "--api-base", server.base_url], tmp_path, env)
+    assert "Golden Gate Gaming" in shown and "dsstar: round 2/10" in shown, shown[-2000:]
+    assert "\x1b[" not in shown

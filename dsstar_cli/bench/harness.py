@@ -17,7 +17,7 @@ from dsstar_cli.config import Config
 from dsstar_cli.errors import UsageError
 from dsstar_cli.events import Sink
 from dsstar_cli.model import Models
-from dsstar_cli.result import RunResult
+from dsstar_cli.result import ExitCode, RunResult, exit_code_for, overall_exit_code
 
 ROW_FIELDS = ("task_id", "level", "answer", "expected", "correct", "score", "outcome", "rounds", "calls",
               "input_tokens", "output_tokens", "cost_usd", "seconds", "run_dir")
@@ -104,6 +104,33 @@ def run_tasks(data_dir: Path, tasks: list[BenchTask], config: Config, workers: i
     questions = [Question(t.task_id, t.question, t.guidelines) for t in tasks]
     ask_batch(data_dir, questions, config, workers, on_result, emit, models_factory)
     return rows
+
+
+def run_to_file(data_dir: Path, tasks: list[BenchTask], config: Config, workers: int, out: Path | None,
+                note: Callable[[str], None]) -> list[dict]:
+    """`run_tasks`, each row appended to `out` (when given) as it comes, and one progress line per task."""
+    if not tasks:
+        return []
+    sink = out.open("a", encoding="utf-8") if out is not None else None
+
+    def on_row(row: dict) -> None:
+        if sink:
+            sink.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+            sink.flush()
+        mark = {True: "correct", False: "wrong", None: "not scored"}[row["correct"]]
+        note(f"[{row['task_id']}] {row['outcome']}: {row['answer']!r} ({mark})")
+
+    try:
+        return run_tasks(data_dir, tasks, config, workers, on_row, lambda event: None)
+    finally:
+        if sink:
+            sink.close()
+
+
+def bench_exit_code(rows: list[dict]) -> ExitCode:
+    """0 when every task ran (right or wrong); else the most serious reason some did not."""
+    return overall_exit_code([exit_code_for(row.get("outcome", "failed"), row.get("error_kind")) for row in rows],
+                             answers_count=False)
 
 
 def summarize(rows: list[dict]) -> list[dict]:
