@@ -114,9 +114,13 @@ def warm_up() -> None:
             pass
 
 
-def warm_up_in_background() -> None:
-    """`warm_up` on a thread, overlapping the sandbox worker's start and the analysis."""
-    threading.Thread(target=warm_up, name="dsstar-litellm-warm-up", daemon=True).start()
+def warm_up_in_background() -> threading.Thread:
+    """`warm_up` on a thread, overlapping the sandbox worker's start and the analysis. Join it before
+    the process exits: a thread still importing at interpreter shutdown holds the import lock, and
+    shutdown can wait on it forever."""
+    thread = threading.Thread(target=warm_up, name="dsstar-litellm-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 # What the libraries under litellm would print on their own: warnings raised in their modules (e.g.

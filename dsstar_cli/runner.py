@@ -107,17 +107,24 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     """
     question = check_question(request.question)
     data_dir = check_data_folder(request.data_dir)
-    if models is None:
+    configured = models is None
+    if configured:
         check_models(config)  # Before any work: a model or key to fix is one line, and nothing is started.
         models = build_models(config)
-        model_mod.warm_up_in_background()  # litellm's first-call set-up overlaps the worker and the analysis.
     run_folder = open_run_folder(config, data_dir)
+    # litellm's first-call set-up overlaps the worker's start and the analysis; joined on the way out.
+    warming = model_mod.warm_up_in_background() if configured else None
     emit = fanout(run_folder, redacting(emit))
     try:
         return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files,
                     stop=request.stop, started=request.started)
     finally:
         run_folder.close()
+        if warming is not None:
+            warming.join(WARM_UP_JOIN_S)
+
+
+WARM_UP_JOIN_S = 60.0  # At most; it is imports, usually done long before the run ends.
 
 
 def analyzer_limits(config: Config) -> AnalyzerLimits:

@@ -96,7 +96,8 @@ def test_the_prompt_steers_to_duckdb_only_when_data_is_too_big_for_pandas():
     assert "DuckDB" not in files_prompt(Selection([small]))
     prompt = files_prompt(Selection([small, big]))
     assert prompt.startswith("Note: payments.csv is too big to load whole with pandas")
-    assert "duckdb.sql(f\"SELECT country" in prompt and "## payments.csv (csv, 2.0 GB)" in prompt
+    assert "FROM read_csv('{DATA_DIR}/payments.csv')" in prompt and "## payments.csv (csv, 2.0 GB)" in prompt
+    assert "add nrows=" in prompt  # The file's own pandas loader is for a sample only.
 
 
 def test_the_debugger_is_steered_to_duckdb_after_a_memory_error():

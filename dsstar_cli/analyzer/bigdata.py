@@ -13,13 +13,15 @@ from dsstar_cli.analyzer import FileDescription
 BIG_BYTES = 200 * 1024 * 1024
 SHOWN = 5
 
-NOTE = ("Note: {names} too big to load whole with pandas within the sandbox's memory cap. Query "
-        "{them} in place with DuckDB (installed and set up for the sandbox: it spills to disk) and "
+NOTE = ("Note: {names} too big to load whole with pandas within the sandbox's memory cap (a pandas "
+        "loader below is for a sample only: add nrows=). Query {them} in place with DuckDB (installed and "
+        "set up for the sandbox: it spills to disk), one grouped query per question where you can, and "
         "bring only small results into pandas, e.g.\n"
         "import duckdb\n"
-        "df = duckdb.sql(f\"SELECT country, AVG(amount) AS mean_amount FROM read_csv('{{DATA_DIR}}/big.csv') "
-        "GROUP BY country\").df()\n"
-        "(read_parquet(...) for Parquet; a dataset's own loader for a dataset.)")
+        "df = duckdb.sql(f\"SELECT <key column>, COUNT(*) AS n FROM {reader}('{{DATA_DIR}}/{example}') "
+        "GROUP BY 1\").df()\n"
+        "(a dataset's own loader for a dataset.)")
+READERS = {"parquet": "read_parquet", "jsonl": "read_json", "json": "read_json"}
 
 
 def too_big(files: Iterable[FileDescription]) -> list[FileDescription]:
@@ -34,4 +36,6 @@ def note(files: Iterable[FileDescription]) -> str:
     if not big:
         return ""
     names = ", ".join(f.path for f in big[:SHOWN]) + (f" and {len(big) - SHOWN} more" if len(big) > SHOWN else "")
-    return NOTE.format(names=names + (" are" if len(big) > 1 else " is"), them="them" if len(big) > 1 else "it")
+    single = next((f for f in big if not f.format.endswith(" dataset")), big[0])
+    return NOTE.format(names=names + (" are" if len(big) > 1 else " is"), them="them" if len(big) > 1 else "it",
+                       reader=READERS.get(single.format.split()[0], "read_csv"), example=single.path)
