@@ -19,13 +19,13 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dsstar_cli.analyzer import partial
 from dsstar_cli.analyzer.formats import format_of_name
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 
 MIN_FILES = 3               # Files of one schema described as a group from this many on.
 LINE_FORMATS = {".csv", ".tsv", ".tab", ".psv", ".jsonl", ".ndjson"}
 TABLE_FORMATS = {".parquet", ".pq", ".feather", ".arrow"}
-HEAD_BYTES = 64 * 1024
 SHOWN_MEMBERS = 30          # Members named with their row counts; the rest are counted.
 EXTRA_CHARS = 1500          # A dataset's description may exceed one file's by this much.
 PARTITION = re.compile(r"^([^=/]+)=([^/]*)$")
@@ -56,11 +56,7 @@ def _partition_root(relative: Path) -> tuple[tuple[str, ...], tuple[str, ...]] |
 
 
 def _first_line(path: Path) -> bytes | None:
-    try:
-        with path.open("rb") as handle:
-            head = handle.read(HEAD_BYTES)
-    except OSError:
-        return None
+    head = partial.head(path)  # At most 64 KB, never blocking.
     if not head or b"\x00" in head[:8192] or b"\n" not in head:
         return None
     return head.split(b"\n", 1)[0].rstrip(b"\r")
@@ -148,14 +144,6 @@ def _counted(path: Path, suffix: str) -> tuple[int, bool, str]:
         return 0, False, f"unreadable: {type(exc).__name__}"
 
 
-def _human(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    return f"{size} B"
-
-
 PANDAS_CALL = re.compile(r"pd\.read_csv\(path, (.*?)\)\.?$")
 SMALL_DATASET_BYTES = 256 * 1024 * 1024  # Below this, pandas with the member's own options reads them all.
 
@@ -192,7 +180,7 @@ def _loader(dataset: Dataset, suffix: str, member_loader: str = "", size: int = 
 def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
     """The dataset's description (FileDescription fields), from its members' metadata and one
     member profiled in full."""
-    from dsstar_cli.analyzer import _cap, describe_file
+    from dsstar_cli.analyzer import _cap, _human_size, describe_file
 
     dataset = Dataset(**fields)
     members = [Path(m) for m in dataset.members]
@@ -201,14 +189,15 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
     sizes = [os.stat(root / m).st_size for m in members]
     counted = [_counted(root / m, suffix) for m in members]
     first = describe_file(root, members[0], limits, "builtin", None)
+    first_loader = first.description.split("\n")[0]  # "…; N data rows. Load with pd.read_csv(path, …)."
     if suffix in LINE_FORMATS:  # Lines to rows as the shared loader reads them: title and footnote lines out.
-        extra = sum(int(n) for n in re.findall(r"\b(?:skiprows|skipfooter)=(\d+)", first.description.split("\n")[0]))
+        extra = sum(int(n) for n in re.findall(r"\b(?:skiprows|skipfooter)=(\d+)", first_loader))
         counted = [(max(c[0] - extra, 0), c[1], c[2]) if not c[2].startswith("unreadable") else c for c in counted]
     unreadable = [m for m, c in zip(dataset.members, counted) if c[2].startswith("unreadable")]
     total, exact = sum(c[0] for c in counted), all(c[1] for c in counted)
     schemas = {c[2] for c in counted if not c[2].startswith("unreadable")}
     kind = (f"hive-partitioned by {', '.join(dataset.partitions)}" if dataset.partitions else "one schema")
-    lines = [f"Dataset of {len(members):,} {fmt} files ({kind}), {_human(sum(sizes))} in all; "
+    lines = [f"Dataset of {len(members):,} {fmt} files ({kind}), {_human_size(sum(sizes))} in all; "
              f"{'' if exact else 'about '}{total:,} rows in all ({'exact' if exact else 'estimated for the big files'})."]
     if dataset.partitions:
         values: dict[str, list[str]] = {key: [] for key in dataset.partitions}
@@ -230,7 +219,7 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
         lines.append(f"Unreadable members ({len(unreadable)}; not counted): {', '.join(unreadable[:10])}.")
     if len(schemas) > 1:
         lines.append(f"Note: the members' schemas differ ({len(schemas)} variants); union_by_name=true aligns columns.")
-    lines.append(_loader(dataset, suffix, first.description.split("\n")[0], sum(sizes)))
+    lines.append(_loader(dataset, suffix, first_loader, sum(sizes)))
     lines.append(f"Every member has the columns of {members[0]}, profiled here:\n{first.description}")
     return {"path": dataset.path, "format": f"{fmt} dataset", "size_bytes": sum(sizes), "method": "builtin",
             "description": _cap("\n".join(lines), limits.max_description_chars + EXTRA_CHARS), "error": None}
