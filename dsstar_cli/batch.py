@@ -19,8 +19,8 @@ from dsstar_cli.errors import StopRequest, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult, overall_exit_code
-from dsstar_cli.runner import AskRequest, analyse, ask, build_models, check_data_folder, check_models, \
-    make_agent, open_run_folder
+from dsstar_cli.model_check import check_models
+from dsstar_cli.runner import AskRequest, analyse, ask, build_models, check_data_folder, make_agent, open_run_folder
 
 
 @dataclass

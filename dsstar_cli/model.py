@@ -92,6 +92,9 @@ def import_litellm():
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
+    # dsstar makes no async calls, so litellm has no async clients to close at exit; its clean-up
+    # would import aiohttp there to find that out (~1.3 s on this project's 2-core machine).
+    litellm._async_client_cleanup_registered = True
     litellm.num_retries = 0  # Our own retry loop counts attempts (see LiteLLMModel.complete).
     _quiet_libraries()
     return litellm
@@ -103,7 +106,8 @@ FIRST_CALL_MODULES = ("openai.resources", "litellm.proxy.openai_files_endpoints.
 
 
 def warm_up() -> None:
-    """Do litellm's first-call set-up now (it is imports), so the first model call does not pay it."""
+    """Do litellm's first-call set-up now (it is imports), so the first model call does not pay it.
+    Run on a thread by model_check.ModelCheck, once the model is known to be usable."""
     import importlib
 
     import_litellm()
@@ -112,15 +116,6 @@ def warm_up() -> None:
             importlib.import_module(name)
         except Exception:  # A litellm without that module: its first call simply does the work itself.
             pass
-
-
-def warm_up_in_background() -> threading.Thread:
-    """`warm_up` on a thread, overlapping the sandbox worker's start and the analysis. Join it before
-    the process exits: a thread still importing at interpreter shutdown holds the import lock, and
-    shutdown can wait on it forever."""
-    thread = threading.Thread(target=warm_up, name="dsstar-litellm-warm-up", daemon=True)
-    thread.start()
-    return thread
 
 
 # What the libraries under litellm would print on their own: warnings raised in their modules (e.g.
@@ -507,16 +502,20 @@ class RoleUsage:
 class Models:
     """Which model answers each role, and what each role has used so far."""
 
-    def __init__(self, default: ChatModel, per_role: dict[str, ChatModel] | None = None):
+    def __init__(self, default: ChatModel, per_role: dict[str, ChatModel] | None = None,
+                 ready: Callable[[], None] | None = None):
         self.default = default
         self.per_role = per_role or {}
         self.usage: dict[str, RoleUsage] = {}
+        self._ready = ready  # Awaited before every call: the model check (model_check.py) may still run.
 
     def for_role(self, role: str) -> ChatModel:
         return self.per_role.get(role, self.default)
 
     def ask(self, role: str, messages: Messages, deadline: float | None = None,
             stop: threading.Event | None = None) -> Reply:
+        if self._ready is not None:
+            self._ready()
         reply = self.for_role(role).complete(messages, role=role, deadline=deadline, stop=stop)
         self.usage.setdefault(role, RoleUsage()).add(reply)
         return reply

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import secrets as _random
+import shutil
 import stat
 import tempfile
 import time
@@ -202,6 +203,11 @@ class RunFolder:
     def close(self) -> None:
         if not self._journal.closed:
             self._journal.close()
+
+    def discard(self) -> None:
+        """Remove the folder of a run that did nothing worth keeping (its model check failed)."""
+        self.close()
+        shutil.rmtree(self.path, ignore_errors=True)
 
     def artifacts(self) -> list[str]:
         """Regular files the scripts left in work/, relative to the run folder.

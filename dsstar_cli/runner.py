@@ -11,8 +11,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from dsstar_cli import model as model_mod
 from dsstar_cli.agent import Agent, Budget
 from dsstar_cli.analyzer import FileDescription, analyze_folder
 from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
@@ -21,10 +21,11 @@ from dsstar_cli.analyzer.retriever import CHARS_PER_TOKEN, Selection, litellm_em
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, default_values, with_flags
-from dsstar_cli.errors import DataFolderError, SetupError, Terminated, UsageError
+from dsstar_cli.errors import DataFolderError, DsstarError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli.history import find_run, is_run_folder
 from dsstar_cli.loop import DSStarLoop, Task
+from dsstar_cli.model_check import ModelCheck
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.result import RunResult
 from dsstar_cli.runlog import RunFolder, choose_run_root, inside, run_root_candidates
@@ -61,28 +62,8 @@ def check_question(question: str) -> str:
     return question.strip()
 
 
-def check_models(config: Config) -> None:
-    """Fail before any work when no model is set, a model id is unknown or credentials are missing."""
-    models = {config.model_for(role) for role in ROLES}
-    if None in models:
-        raise SetupError("no model configured: pass --model (e.g. --model openai/gpt-4.1), "
-                         "set DSSTAR_MODEL, or set `model` in dsstar.yaml")
-    for name in sorted(models):
-        try:
-            model_mod.check_model_id(name)
-        except model_mod.ModelConfigError as exc:
-            raise SetupError(str(exc)) from exc
-        if config["budget.max_cost_usd"] is not None and not model_mod.is_priced(name):
-            raise UsageError(f"--max-cost needs a model with a price in litellm's price map, and {name} has none; "
-                             "use --timeout or --max-rounds to bound the run instead")
-        missing = model_mod.missing_credentials(name, config["api_base"])
-        if missing:
-            either = " or ".join(missing)
-            raise SetupError(f"no credentials for {name}: set the environment variable {either} "
-                             "(or pass --api-base for a server that needs no key)")
-
-
-def build_models(config: Config) -> Models:
+def build_models(config: Config, ready: Callable[[], None] | None = None) -> Models:
+    """The configured models; `ready` (ModelCheck.wait) is awaited before the first call."""
     def make(name: str) -> ChatModel:
         return LiteLLMModel(name, api_base=config["api_base"], timeout_s=config["llm.timeout_s"],
                             temperature=config["llm.temperature"], max_tokens=config["llm.max_tokens"],
@@ -90,7 +71,7 @@ def build_models(config: Config) -> Models:
 
     default = make(config["model"])
     overrides = {role: make(config.model_for(role)) for role in ROLES if config[f"roles.{role}.model"]}
-    return Models(default, overrides)
+    return Models(default, overrides, ready)
 
 
 def open_run_folder(config: Config, data_dir: Path) -> RunFolder:
@@ -107,24 +88,33 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     """
     question = check_question(request.question)
     data_dir = check_data_folder(request.data_dir)
-    configured = models is None
-    if configured:
-        check_models(config)  # Before any work: a model or key to fix is one line, and nothing is started.
-        models = build_models(config)
-    run_folder = open_run_folder(config, data_dir)
-    # litellm's first-call set-up overlaps the worker's start and the analysis; joined on the way out.
-    warming = model_mod.warm_up_in_background() if configured else None
-    emit = fanout(run_folder, redacting(emit))
+    check = None
+    if models is None:  # The model check (litellm's import) overlaps the run's start: see model_check.py.
+        check = ModelCheck(config)
+        models = build_models(config, ready=check.wait)
     try:
-        return _run(question, request.guidelines, data_dir, config, models, run_folder, emit, files,
-                    stop=request.stop, started=request.started)
+        run_folder = open_run_folder(config, data_dir)
+        return _run_in(run_folder, check, question, request.guidelines, data_dir, config, models,
+                       fanout(run_folder, redacting(emit)), files, stop=request.stop, started=request.started)
+    finally:
+        if check is not None:
+            check.join(CHECK_JOIN_S)
+
+
+CHECK_JOIN_S = 60.0  # At most; it is imports, usually done long before the run ends.
+
+
+def _run_in(run_folder: RunFolder, check: ModelCheck | None, *args, **kwargs) -> RunResult:
+    """`_run`, closing the run folder after, and discarding it when the model check failed: no model
+    was asked anything, so there is nothing to keep (the descriptions are in the cache)."""
+    try:
+        return _run(*args, run_folder=run_folder, check=check, **kwargs)
+    except DsstarError:
+        if check is not None and check.failed():
+            run_folder.discard()
+        raise
     finally:
         run_folder.close()
-        if warming is not None:
-            warming.join(WARM_UP_JOIN_S)
-
-
-WARM_UP_JOIN_S = 60.0  # At most; it is imports, usually done long before the run ends.
 
 
 def analyzer_limits(config: Config) -> AnalyzerLimits:
@@ -183,22 +173,27 @@ STATE_FILE = "state.json"
 
 
 def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
-         run_folder: RunFolder, emit: Sink, files: list[FileDescription] | None,
-         resumed: dict | None = None, stop: threading.Event | None = None,
+         emit: Sink, files: list[FileDescription] | None, *, run_folder: RunFolder,
+         check: ModelCheck | None = None, resumed: dict | None = None, stop: threading.Event | None = None,
          started: float | None = None) -> RunResult:
     clock = {"start": started or time.monotonic()}
     agent = make_agent(config, models, data_dir, run_folder, emit)
     emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                "max_rounds": config.max_rounds, "models": models.names(),
                                "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
+    if check is not None:
+        check.start()  # The first output is out: litellm's import now overlaps the rest of the start.
     loop = None
     try:
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
+        shown = check.held(emit) if check else None  # What the analysis says waits for the model check.
         if files is None:
-            files = analyse(agent, config, data_dir, emit, clock["start"])
+            files = analyse(agent, config, data_dir, shown or emit, clock["start"])
         timeout = config["budget.timeout_s"]
         selection = _selection(resumed, files) if resumed else retrieve(
-            files, question, config, emit, clock["start"] + timeout if timeout else None)
+            files, question, config, shown or emit, clock["start"] + timeout if timeout else None)
+        if shown is not None:
+            shown.release()  # The model is usable, or the run ends here with the check's one line.
         clock["analysed"] = time.monotonic()
 
         def checkpoint(loop_state: dict) -> None:
@@ -269,20 +264,24 @@ def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dic
     config = Config({**default_values(), **state["config"]}, {key: "the resumed run" for key in state["config"]})
     config = with_flags(config, flags or {})
     data_dir = check_data_folder(Path(state["data_dir"]))
+    check = None
     if models is None:
-        check_models(config)
-        models = build_models(config)
+        check = ModelCheck(config)
+        models = build_models(config, ready=check.wait)
     for role, usage in state.get("usage", {}).items():  # Cost so far counts against --max-cost.
         models.usage[role] = RoleUsage(usage["calls"], usage["input_tokens"], usage["output_tokens"],
                                        usage["cost_usd"], usage.get("cached_input_tokens", 0))
-    run_folder = RunFolder(run_dir, resume=True)
-    emit = fanout(run_folder, redacting(emit))
     files = [FileDescription(**f) for f in state["files"]]
     try:
-        return _run(state["question"], state["guidelines"], data_dir, config, models, run_folder, emit, files,
-                    resumed=state)
+        run_folder = RunFolder(run_dir, resume=True)
+        try:
+            return _run(state["question"], state["guidelines"], data_dir, config, models,
+                        fanout(run_folder, redacting(emit)), files, run_folder=run_folder, check=check, resumed=state)
+        finally:
+            run_folder.close()  # Never discarded: it holds the run being resumed.
     finally:
-        run_folder.close()
+        if check is not None:
+            check.join(CHECK_JOIN_S)
 
 
 def load_state(run_dir: Path) -> dict:
