@@ -18,7 +18,6 @@ from typing import IO, Callable
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -153,6 +152,8 @@ def _plan(d: dict, view: RunView, now: float) -> Shown:
 
 
 def _code(d: dict, view: RunView, now: float) -> Shown:
+    from rich.syntax import Syntax  # Imports pygments (~20 ms): when the first script is shown, not at start.
+
     # Long lines wrap rather than being cut at the terminal's edge without a mark.
     code = Syntax(_head(d["code"], CODE_LINES), "python", theme="ansi_dark", line_numbers=False, word_wrap=True)
     return Shown(f"running {d['script']}", live=Panel(code, title=f"{d['purpose']} script · {d['script']}",
