@@ -5,6 +5,7 @@ stemmer), so "reported identity thefts" meets "Identity_Theft_Reports"."""
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -13,12 +14,19 @@ _STOP = frozenset("a an and are as at be by for from had has have how in is it o
                   "were what when where which who with per each all than that".split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer():
-    """snowballstemmer loads every language's stemmer on import (~25 ms): not before the header."""
-    import snowballstemmer
+_local = threading.local()
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer():
+    """This thread's stemmer: a Snowball stemmer keeps the word it works on in itself, so one shared
+    by batch mode's threads mixes their words up (IndexError). Imported on first use, not before
+    the header (snowballstemmer loads every language's stemmer, ~25 ms)."""
+    stemmer = getattr(_local, "stemmer", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _local.stemmer = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @lru_cache(maxsize=65536)
