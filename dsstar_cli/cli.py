@@ -254,12 +254,19 @@ def ask(
 
 def _show_dry_run(build, *, as_json: bool, silent: bool, debug: bool, question: str | None) -> None:
     """`ask --dry-run`: the prompts on stdout (or one JSON object), the summary on stderr; exit 0."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
     console = _stderr_console()
     progress = _DescribeProgress(console) if wants_live_view(console) and not silent else None
     try:
         dry = build(progress or (lambda event: None))
     except DsstarError as exc:
         _fail(exc, as_json, debug, question)
+    except (KeyboardInterrupt, Terminated) as exc:
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
+        sys.stderr.write("dsstar: interrupted\n")
+        if as_json:
+            sys.stdout.write(error_json("interrupted", "interrupted during the dry run", code, question) + "\n")
+        raise typer.Exit(code)
     finally:
         if progress:
             progress.close()

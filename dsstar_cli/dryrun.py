@@ -121,6 +121,9 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
         dry.selections.append(selection)
         dry.calls.append(Call(planner.ROLE, config.model_for(planner.ROLE), planner.first_step_messages(context),
                               question, qid))
+    for name in sorted({call.model for call in dry.calls if call.model and model_mod.uses_cache_control(call.model)}):
+        dry.notes.append(f"{name}: the system message (the shared context) is sent as two blocks marked "
+                         "cache_control, split before '# Data files'; the text is as shown")
     dry.token_count, dry.exact = count(dry.calls)
     dry.notes = list(dict.fromkeys(dry.notes))
     return dry

@@ -159,3 +159,18 @@ def test_dry_run_and_jsonl_do_not_combine_and_quiet_drops_the_summary(tmp_path):
 def test_ask_help_names_the_dry_run(tmp_path):
     proc = dsstar("ask", "-h", cwd=tmp_path, env_extra={"COLUMNS": "160"})
     assert proc.returncode == 0 and "--dry-run" in proc.stdout and "send nothing" in proc.stdout
+
+
+def test_credentials_in_the_data_are_masked_in_what_the_dry_run_prints(tmp_path, sample_copy):
+    secret = "sk-dry-run-do-not-leak-0123456789"
+    with (sample_copy / "business_rules.md").open("a") as rules:
+        rules.write(f"\nThe old key was {secret}.\n")
+    args = ("ask", str(sample_copy), QUESTION, "--model", "anthropic/claude-sonnet-4-5", "--dry-run")
+    env = {"OPENAI_API_KEY": secret}
+    plain, as_json = dsstar(*args, cwd=tmp_path, env_extra=env), dsstar(*args, "--json", cwd=tmp_path, env_extra=env)
+    assert plain.returncode == as_json.returncode == 0, plain.stderr
+    assert "The old key was [REDACTED]." in plain.stdout
+    assert secret not in plain.stdout + plain.stderr + as_json.stdout + as_json.stderr
+    dry = json.loads(as_json.stdout)
+    assert dry["credentials_missing"] == ["ANTHROPIC_API_KEY"] and dry["cost_usd"] > 0
+    assert any("cache_control" in note for note in dry["notes"])
