@@ -218,20 +218,17 @@ def ask(
     The answer goes to stdout, progress to stderr. Each run's prompts, scripts and outputs are kept in a run folder (`dsstar runs` lists them). With --dry-run: the first prompts, unsent."""
     silent = quiet or no_progress
 
-    def settings():
-        if (question is None) == (questions is None):
-            raise UsageError("give either a QUESTION or --questions FILE")
-        return load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
-                                         **_links_flag(follow_links),
-                                         **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
-
     if dry_run:
         def dry(emit: Sink):
             from dsstar_cli.dryrun import batch_questions, dry_run as run_dry
 
-            config = settings()
+            if (question is None) == (questions is None):
+                raise UsageError("give either a QUESTION or --questions FILE")
             if jsonl:
                 raise UsageError("--dry-run prints prompts, not events: drop --jsonl (or use --json)")
+            config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
+                                               **_links_flag(follow_links), **_budget_flags(
+                                                   max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
             asked = [(None, question, guidelines)] if questions is None else batch_questions(questions, out)
             return run_dry(data_dir, asked, config, emit, STARTED)
 
@@ -239,7 +236,11 @@ def ask(
         return
 
     def start(emit: Sink) -> RunResult:
-        config = settings()
+        if (question is None) == (questions is None):
+            raise UsageError("give either a QUESTION or --questions FILE")
+        config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
+                                           **_links_flag(follow_links),
+                                           **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
         if questions is not None:
             from dsstar_cli.batch import ask_file
 
