@@ -209,12 +209,31 @@ def ask(
     no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
     follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
                                       "lead to outside it (their content goes to the model)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompts a run sends first (stdout) and "
+                                 "their tokens and cost (stderr); send nothing."),
     debug: bool = _debug_opt(),
 ) -> None:
     """Answer QUESTION from the files in DATA_DIR (or every question in --questions FILE).
 
-    The answer goes to stdout, progress to stderr. Each run's prompts, scripts and outputs are kept in a run folder (`dsstar runs` lists them)."""
+    The answer goes to stdout, progress to stderr. Each run's prompts, scripts and outputs are kept in a run folder (`dsstar runs` lists them). With --dry-run: the first prompts, unsent."""
     silent = quiet or no_progress
+
+    if dry_run:
+        def dry(emit: Sink):
+            from dsstar_cli.dryrun import batch_questions, dry_run as run_dry
+
+            if (question is None) == (questions is None):
+                raise UsageError("give either a QUESTION or --questions FILE")
+            if jsonl:
+                raise UsageError("--dry-run prints prompts, not events: drop --jsonl (or use --json)")
+            config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
+                                               **_links_flag(follow_links), **_budget_flags(
+                                                   max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
+            asked = [(None, question, guidelines)] if questions is None else batch_questions(questions, out)
+            return run_dry(data_dir, asked, config, emit, STARTED)
+
+        _show_dry_run(dry, as_json=as_json, silent=silent, debug=debug, question=question)
+        return
 
     def start(emit: Sink) -> RunResult:
         if (question is None) == (questions is None):
@@ -232,6 +251,36 @@ def ask(
         return run_ask(AskRequest(data_dir, question, guidelines, started=STARTED), config, emit)
 
     _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, question=question)
+
+
+def _show_dry_run(build, *, as_json: bool, silent: bool, debug: bool, question: str | None) -> None:
+    """`ask --dry-run`: the prompts on stdout (or one JSON object), the summary on stderr; exit 0."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    console = _stderr_console()
+    progress = _DescribeProgress(console) if wants_live_view(console) and not silent else None
+    try:
+        dry = build(progress or (lambda event: None))
+    except DsstarError as exc:
+        _fail(exc, as_json, debug, question)
+    except (KeyboardInterrupt, Terminated) as exc:
+        code = ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED
+        sys.stderr.write("dsstar: interrupted\n")
+        if as_json:
+            sys.stdout.write(error_json("interrupted", "interrupted during the dry run", code, question) + "\n")
+        raise typer.Exit(code)
+    finally:
+        if progress:
+            progress.close()
+    from dsstar_cli.dryrun import prompts_text, summary_lines
+
+    if as_json:
+        _write_json(dry.as_dict())
+        return
+    text = prompts_text(dry)
+    sys.stdout.write(visible(text) if sys.stdout.isatty() else text)
+    sys.stdout.flush()
+    if not silent:
+        sys.stderr.write("".join(f"{visible(line)}\n" for line in summary_lines(dry)))
 
 
 @app.command(cls=Command, epilog=EXIT_CODE_HELP)
@@ -447,7 +496,7 @@ class _DescribeProgress:
 
 @app.command()
 def schema() -> None:
-    """Print the JSON Schema of what `--json` prints: a run's result, or the error of a run that could not start."""
+    """Print the JSON Schema of what `--json` prints: a run's result, the error of a run that could not start, or a dry run."""
     _write_json(json_schema())
 
 

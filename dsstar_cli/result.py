@@ -181,9 +181,53 @@ ERROR_SCHEMA = {
 }
 
 
+_MESSAGES = {"type": "array", "items": {"type": "object", "required": ["role", "content"], "properties": {
+    "role": {"enum": ["system", "user", "assistant"]}, "content": {"type": "string"}}}}
+_COST = {"type": ["number", "null"], "description": "dollars for that input at litellm's offline price map; null "
+                                                    "when the model is unpriced (or none is configured)"}
+DRY_RUN_SCHEMA = {
+    "title": "dsstar dry run (ask --dry-run): the first prompts of a run, not sent",
+    "type": "object",
+    "required": ["schema_version", "dsstar_version", "outcome", "sent", "question", "questions", "data_dir", "model",
+                 "calls", "messages", "input_tokens", "cost_usd", "token_count", "files", "credentials_missing",
+                 "notes", "exit_code"],
+    "properties": {
+        "schema_version": {"const": SCHEMA_VERSION}, "dsstar_version": {"type": "string"},
+        "outcome": {"const": "dry_run"}, "sent": {"const": False, "description": "nothing was sent to any model"},
+        "question": {"type": ["string", "null"], "description": "the question (null in batch mode: see questions)"},
+        "guidelines": {"type": ["string", "null"]},
+        "questions": {"type": "array", "items": {"type": "object", "required": ["id", "question"], "properties": {
+            "id": {"type": ["string", "null"]}, "question": {"type": "string"},
+            "guidelines": {"type": ["string", "null"]}}}, "description": "every question a run would ask"},
+        "data_dir": {"type": "string", "description": "the data folder, resolved"},
+        "model": {"type": ["string", "null"], "description": "the default model; null when none is configured"},
+        "calls": {"type": "array", "description": "the calls a run makes first, in order: the analyzer's for files "
+                  "only the model can describe, then the planner's first step (one per question)",
+                  "items": {"type": "object", "required": ["id", "role", "model", "about", "messages",
+                                                           "input_tokens", "cost_usd"],
+                            "properties": {"id": {"type": ["string", "null"]}, "role": {"type": "string"},
+                                           "model": {"type": ["string", "null"]}, "about": {"type": "string"},
+                                           "messages": _MESSAGES, "input_tokens": {"type": "integer", "minimum": 0},
+                                           "cost_usd": _COST}}},
+        "messages": {"type": "integer", "minimum": 0, "description": "messages in all the calls"},
+        "input_tokens": {"type": "integer", "minimum": 0, "description": "input tokens of all the calls"},
+        "cost_usd": _COST,
+        "token_count": {"type": "object", "required": ["method", "exact"], "properties": {
+            "method": {"type": "string"}, "exact": {"type": "boolean", "description": "counted with the model's "
+                                                                                     "own tokenizer"}}},
+        "files": {"type": "array", "items": {"type": "object", "required": ["path", "format", "method", "cached",
+                                                                             "in_prompt"]},
+                  "description": "every analysed file; in_prompt: described in a prompt (else listed by name)"},
+        "credentials_missing": _STRING_LIST,
+        "notes": _STRING_LIST,
+        "exit_code": {"const": 0},
+    },
+}
+
+
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of what `--json` prints (what `dsstar schema` prints): a run's result, or the
-    error object of a run that could not start (outcome "error")."""
+    """The JSON Schema of what `--json` prints (what `dsstar schema` prints): a run's result, the
+    error object of a run that could not start (outcome "error"), or a dry run (outcome "dry_run")."""
     result = {
         "title": "dsstar result",
         "type": "object",
@@ -194,6 +238,6 @@ def json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://dsstar.dev/schema/result-v{SCHEMA_VERSION}.json",
         "title": "dsstar --json output",
-        "oneOf": [result, ERROR_SCHEMA],
-        "$defs": {"result": result, "error": ERROR_SCHEMA},
+        "oneOf": [result, ERROR_SCHEMA, DRY_RUN_SCHEMA],
+        "$defs": {"result": result, "error": ERROR_SCHEMA, "dry_run": DRY_RUN_SCHEMA},
     }

@@ -24,10 +24,7 @@ class LLMDescriber:
         self._lock = threading.Lock()
 
     def __call__(self, path: Path, name: str) -> str:
-        with path.open("rb") as handle:
-            head = handle.read(32)
-        messages = render(ROLE, "describe", "", path=str(path), name=name, size=str(path.stat().st_size),
-                          head=repr(head))
+        messages = describe_messages(path, name)
         with self._lock:
             # The debugger sees the file being described as its context.
             context = f'DATA_DIR = "{path.parent}"\n\n# Data files\n## {name}\n(being described)'
@@ -35,3 +32,10 @@ class LLMDescriber:
         if not attempt.ok:
             raise ProfileError("the model's description script failed: " + attempt.output(300))
         return attempt.execution.stdout.strip()[: self.max_chars] or "(the description script printed nothing)"
+
+
+def describe_messages(path: Path, name: str) -> list[dict[str, str]]:
+    """The analyzer's request for one file: its name, size and first bytes (`dsstar ask --dry-run` shows it)."""
+    with path.open("rb") as handle:
+        head = handle.read(32)
+    return render(ROLE, "describe", "", path=str(path), name=name, size=str(path.stat().st_size), head=repr(head))
