@@ -76,30 +76,42 @@ def make_hive_parquet(folder: Path, size_bytes: int) -> tuple[str, int]:
 PEAK = "import resource\nprint('script peak MB:', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
 
 
-def coder_script(source: str, data_dir: str, peak: bool = True) -> str:
+def coder_script(source: str, data_dir: str) -> str:
     """What the coder writes after the prompts' note: DuckDB over the file(s) in place (`source`:
-    the FROM clause, with {DATA_DIR}); `peak` prints the script's own peak memory too."""
+    the FROM clause, with {DATA_DIR}); it also prints the script's own peak memory."""
     return ("```python\nimport duckdb\n"
             f"DATA_DIR = {data_dir!r}\n"
             f"means = duckdb.sql(f\"SELECT country, ROUND(AVG(amount), 2) AS mean FROM {source} "
             "GROUP BY country ORDER BY country\").df()\n"
             "for row in means.itertuples():\n    print(f'{row.country}: {row.mean:.2f}')\n"
-            + (PEAK if peak else "") + "```")
+            + PEAK + "```")
+
+
+RESULT_LINE = re.compile(r"^[A-Z]{2}: -?\d+\.\d{2}$", re.MULTILINE)
+
+
+def answer_from_output(messages: list[dict]) -> str:
+    """The finalizer's reply when the output already holds the answer: its result lines, copied
+    (the peak-memory line dropped), in an ```answer block. No script, so the data is read once."""
+    output = messages[-1]["content"].split("# Its output", 1)[1]
+    return "```answer\n" + "\n".join(RESULT_LINE.findall(output)) + "\n```"
 
 
 def responder(source: str):
-    """The scripted model: plans the group-by, writes it with DuckDB, verifies it, and answers with
-    the same script (without the peak line: the finalizer prints only the answer)."""
+    """The scripted model: plans the group-by, writes it with DuckDB, verifies it, and answers by
+    copying the per-country lines from the output (the finalizer's direct answer)."""
 
     def respond(role: str, messages: list[dict]) -> str:
         if role == "planner":
             return "Compute the mean amount per country over the whole data, in place with DuckDB."
         if role == "verifier":
             return "Yes"
-        if role in ("coder", "finalizer", "debugger"):
+        if role == "finalizer":
+            return answer_from_output(messages)
+        if role in ("coder", "debugger"):
             found = (re.search(r"DATA_DIR = [\"']([^\"']*)", m["content"]) for m in reversed(messages))
             data_dir = next(match for match in found if match).group(1)
-            return coder_script(source, data_dir, peak=role != "finalizer")
+            return coder_script(source, data_dir)
         return "Add Step"
 
     return respond
