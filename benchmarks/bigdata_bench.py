@@ -2,15 +2,18 @@
 issue's example), three ways, each measured for wall time and the peak RSS of its largest process:
 
 - dsstar: a real `dsstar ask` (a scripted model behind a local OpenAI-compatible server that
-  answers the way the prompts steer it: DuckDB over the file in place), default config, so the
+  answers the way the prompts steer it: DuckDB over the file in place, and a finalizer that copies
+  the answer from the verified output instead of writing a script), default config, so the
   sandbox's 4 GB cap is in force;
 - plain pandas (`pd.read_csv` then `groupby`) under the same 4 GB address-space cap: it fails;
 - DuckDB run directly, unconfigured and uncapped: the floor.
 
-A DS-STAR run reads the data at least twice (the solution script, then the finalizer's script
-that prints only the answer), so beside the whole run's time the table gives its time per full
-scan of the data; the target (within 1.5x of the floor) is for that: what dsstar's sandbox and
-configuration cost each query. One run of each (a 10 GB file takes minutes), not a median.
+The target is the whole run within 1.5x of the floor: everything dsstar adds to one query (start-up,
+the analysis of the file, the model calls, the sandbox and DuckDB's configuration). It holds only
+because the data is scanned once: when the verified output already shows the answer, the finalizer
+copies it (`answer_from: solution_output`) rather than writing a script that reads the file again.
+The table also gives each script's time against the floor. One run of each (a 10 GB file takes
+minutes), not a median.
 
 Files are written under DSSTAR_BENCH_TMP (else the system temp folder) and deleted after; a size
 the disk cannot hold (twice the file: DuckDB may spill) is skipped and said so. DSSTAR_BIGDATA_SIZES
@@ -91,13 +94,12 @@ def bench(size_gb: float, tmp: Path) -> bool:
     show("DuckDB directly (the floor)", f"{floor_s:.1f} s", f"peak {floor['peak_mb']} MB")
     result, dsstar_s, scans = dsstar_run(data, tmp)
     right = result["answer"] == expected
-    per_scan = dsstar_s / max(len(scans), 1)
+    ok = right and dsstar_s <= TARGET * floor_s
     show("dsstar ask, 4 GB cap (whole run)", f"{dsstar_s:.1f} s",
-         f"peak {result['peak_mb']} MB; answer {'right' if right else 'WRONG'}; {len(scans)} scans of the data")
+         f"{dsstar_s / floor_s:.2f}x the floor (target <= {TARGET}x) {'ok' if ok else 'MISSED'}")
+    show("  ", f"peak {result['peak_mb']} MB", f"answer {'right' if right else 'WRONG'} "
+         f"(from {result['answer_from']}); {len(scans)} scan(s) of the data; elapsed {result['elapsed_s']}")
     show("  its scripts, each", ", ".join(f"{s:.1f} s" for s in scans), f"{max(scans) / floor_s:.2f}x the floor")
-    ok = right and per_scan <= TARGET * floor_s
-    show("  per scan (whole run / scans)", f"{per_scan:.1f} s",
-         f"{per_scan / floor_s:.2f}x the floor (target <= {TARGET}x) {'ok' if ok else 'MISSED'}")
     return ok
 
 

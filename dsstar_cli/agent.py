@@ -195,6 +195,10 @@ class Agent:
         code = self.ask(role, messages, debugger.parse)
         if code is None:
             return Attempt("", None)
+        return self.run_and_repair(code, purpose, context)
+
+    def run_and_repair(self, code: str, purpose: str, context: RunContext) -> Attempt:
+        """Run a script, then let the debugger repair it until it works or attempts run out."""
         execution = self.execute(code, purpose)
         for attempt in range(1, self.debug_attempts + 1):
             if execution.ok:

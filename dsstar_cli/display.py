@@ -220,6 +220,11 @@ def _finalizing(d: dict, view: RunView, now: float) -> Shown:
     return Shown(f"writing the final answer{spent}", live=Text("Final answer"), rule=True)
 
 
+def _answered_from_output(d: dict, view: RunView, now: float) -> Shown:
+    source = "the verified output" if d.get("verified") else "the last script's output"
+    return Shown(f"answered from {source}, no script run", style="green" if d.get("verified") else "yellow")
+
+
 def _answer(d: dict, view: RunView, now: float) -> Shown:
     return Shown()  # The result's summary follows (render_result / plain_result).
 
@@ -242,6 +247,7 @@ VIEWS: dict[str, View] = {
     "call": _call,
     "context_shrunk": _context_shrunk,
     "finalizing": _finalizing,
+    "answered_from_output": _answered_from_output,
     "answer": _answer,
 }
 

@@ -30,7 +30,9 @@ KINDS = (
     "call",             # role, model, input_tokens, output_tokens, cost_usd, seconds
     "context_shrunk",   # role, chars_cut, error: the prompt was over the context window, cut once
     "finalizing",       # verified, budget ("cost" | "time" | None: which budget ran out)
-    "answer",           # answer, outcome, verified, rounds, reason
+    "answered_from_output",  # round, answer, verified: the finalizer copied the answer from the last
+                        # output, which held it; no script ran (otherwise code/execution events follow)
+    "answer",           # answer, outcome, verified, rounds, reason, answer_from
 )
 
 

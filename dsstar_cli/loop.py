@@ -7,7 +7,9 @@
         if Verifier(p, q, s, r) = Yes: stop          (else its reason goes to the router and planner)
         Router(p, q, r, D) -> Add Step | Step k      (Step k: p = p[:k-1])
         p += [Planner(p, q, r, D)]
-    answer = Finalizer(q, guidelines, s, r)          also when the round cap or a budget was reached
+    answer = Finalizer(q, guidelines, s, r)          also when the round cap or a budget was reached:
+                                                     copied from r when r already holds it, else a
+                                                     script that prints only the answer
 
 Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
 format and, for the roles that need them, the file descriptions. After every round the loop's state is checkpointed, so `dsstar resume` continues a stopped run
@@ -29,6 +31,9 @@ from dsstar_cli.roles import coder, finalizer, planner, router, verifier
 from dsstar_cli.roles.context import build_context
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
+# How the answer was made: printed by the finalizer's script, or copied by the finalizer from the output
+# of the last script that ran (which already held it), with no script run.
+FROM_SCRIPT, FROM_OUTPUT = "final_script", "solution_output"
 
 
 @dataclass
@@ -54,6 +59,7 @@ class LoopResult:
     history: list[dict] = field(default_factory=list)  # Every routing decision, in order.
     final_code: str = ""
     final_output: str = ""
+    answer_from: str | None = None  # FROM_SCRIPT | FROM_OUTPUT; None without an answer.
     error_kind: str | None = None  # For failures caused by the model: see ModelError.kind.
 
 
@@ -160,7 +166,8 @@ class DSStarLoop:
         return sufficient
 
     def _finalize(self, best: Attempt | None, verified: bool, stop: BudgetExhausted | None = None) -> LoopResult:
-        """Finalizer: a script printing only the answer, from the last script that ran."""
+        """Finalizer, from the last script that ran: the answer copied from its output when that output
+        already holds it (no script runs, the data is not read again), else a script printing only it."""
         self.agent.emit(Event("finalizing", {"verified": verified, "budget": stop.kind if stop else None}))
         if best is None:
             why = f"{stop.reason}, and " if stop else ""
@@ -168,7 +175,12 @@ class DSStarLoop:
         self.agent.finalizing()  # The answer still gets made, within a short grace period.
         messages = finalizer.messages(self.context, best.code, self._output(best))
         try:
-            final = self.agent.write_and_run(finalizer.ROLE, messages, "final", self.context)
+            reply = self.agent.ask(finalizer.ROLE, messages, finalizer.parse)
+            if reply is not None and reply.answer is not None:  # The output held it: copied, not recomputed.
+                self.agent.emit(Event("answered_from_output", {"round": self.rounds, "answer": reply.answer,
+                                                               "verified": verified}))
+                return self._answered(reply.answer, FROM_OUTPUT, verified, stop)
+            final = self.agent.run_and_repair(reply.script, "final", self.context) if reply else Attempt("", None)
         except BudgetExhausted as late:  # Its grace period ran out too, mid-call or mid-script.
             why = f"{stop.reason}, and " if stop else ""
             return self._result(FAILED, None, f"{why}{late.reason} before the final answer was written")
@@ -176,12 +188,17 @@ class DSStarLoop:
         if not answer:
             why = "printed nothing" if final.ok else "did not run"
             return self._result(FAILED, None, f"the finalizer's script {why}", final)
+        return self._answered(answer, FROM_SCRIPT, verified, stop, final)
+
+    def _answered(self, answer: str, answer_from: str, verified: bool, stop: BudgetExhausted | None,
+                  final: Attempt | None = None) -> LoopResult:
         if verified:
-            return self._result(VERIFIED, answer, "the verifier judged the plan sufficient", final)
-        if stop:
-            return self._result(stop.outcome, answer, f"{stop.reason} before a verified plan", final)
-        return self._result(UNVERIFIED, answer, f"round cap reached ({self.max_rounds} rounds) without a verified plan",
-                            final)
+            outcome, reason = VERIFIED, "the verifier judged the plan sufficient"
+        elif stop:
+            outcome, reason = stop.outcome, f"{stop.reason} before a verified plan"
+        else:
+            outcome, reason = UNVERIFIED, f"round cap reached ({self.max_rounds} rounds) without a verified plan"
+        return self._result(outcome, answer, reason, final, answer_from=answer_from)
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -216,7 +233,8 @@ class DSStarLoop:
         return attempt.output(self.output_chars)
 
     def _result(self, outcome: str, answer: str | None, reason: str, final: Attempt | None = None,
-                error_kind: str | None = None) -> LoopResult:
+                error_kind: str | None = None, answer_from: str | None = None) -> LoopResult:
         return LoopResult(outcome=outcome, answer=answer, reason=reason, rounds=self.rounds, plan=self._steps(),
                           history=self.history, final_code=final.code if final else "",
-                          final_output=final.output(self.output_chars) if final else "", error_kind=error_kind)
+                          final_output=final.output(self.output_chars) if final else "", answer_from=answer_from,
+                          error_kind=error_kind)

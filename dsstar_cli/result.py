@@ -89,6 +89,7 @@ class RunResult:
     artifacts: list[str] = field(default_factory=list)
     sandbox: dict[str, Any] = field(default_factory=lambda: {"level": "basic"})
     error_kind: str | None = None
+    answer_from: str | None = None     # final_script | solution_output; None without an answer
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
 
@@ -142,8 +143,13 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
                                                             "dropped": _STRING_LIST,
                                                             "fallback": {"type": "boolean"}}}},
                 "every routing decision: add a step, or fix step k (dropping k and what follows)"),
-    "final_code": ({"type": "string"}, "the finalizer's script that printed the answer"),
-    "final_output": ({"type": "string"}, "what that script printed (trimmed)"),
+    "answer_from": ({"enum": ["final_script", "solution_output", None]},
+                    "how the answer was made: final_script = printed by the finalizer's script; solution_output "
+                    "= copied by the finalizer from the output of the last script that ran, which already held "
+                    "it (no script run); null when there is no answer"),
+    "final_code": ({"type": "string"}, "the finalizer's script that printed the answer (empty when answer_from "
+                                       "is solution_output)"),
+    "final_output": ({"type": "string"}, "what that script printed (trimmed; empty when no script ran)"),
     "files": ({"type": "array", "items": {"type": "object", "required": ["path", "format", "method"]}},
               "every analysed file: path, format, size_bytes, method (builtin, llm, metadata), error"),
     "files_used": (_STRING_LIST, "the data files the final plan's scripts read"),

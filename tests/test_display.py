@@ -121,6 +121,16 @@ def test_the_verifiers_reason_is_shown_live_and_plain():
     assert out.getvalue() == "dsstar: verdict: not sufficient: the output lacks the merchant names\n"
 
 
+def test_an_answer_from_the_output_says_no_script_ran_live_and_plain():
+    from dsstar_cli.events import Event
+
+    event = {"round": 2, "answer": "42", "verified": True}
+    assert "answered from the verified output, no script run" in live([("answered_from_output", event, 0)])
+    out = io.StringIO()
+    PlainDisplay(out)(Event("answered_from_output", {**event, "verified": False}))
+    assert out.getvalue() == "dsstar: answered from the last script's output, no script run\n"
+
+
 def call(cost):
     return {"role": "planner", "model": "m", "input_tokens": 1000, "output_tokens": 234, "cost_usd": cost,
             "seconds": 1.0}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 
@@ -39,6 +40,9 @@ def test_verified_in_the_first_round(config, sample_copy):
     assert [role for role, _ in model.calls] == ["planner", "coder", "verifier", "finalizer"]
     assert rec.of("execution")[0]["stdout"].strip() == "rows: 3000"
     assert "route" not in rec.kinds()
+    assert [e["purpose"] for e in rec.of("execution")] == ["solution", "final"]  # The finalizer's script ran,
+    assert result.answer_from == "final_script" and result.final_code == "print(3000)\n"  # and is kept.
+    assert "answered_from_output" not in rec.kinds()
 
 
 def test_add_step_extends_the_plan_and_the_coder_gets_the_base_code(config, sample_copy):
@@ -278,3 +282,79 @@ def test_run_folder_is_never_put_inside_the_data_folder(sample_copy, tmp_path, m
     assert str(sample_copy) not in result.run_dir
     assert Path(result.run_dir).is_relative_to((tmp_path / "xdg").resolve())  # The user data dir took it.
     assert tree_bytes(sample_copy) == before
+
+
+def answer(text: str) -> str:
+    return f"```answer\n{text}\n```"
+
+
+def test_the_finalizer_answers_from_the_output_without_running_a_script(config, sample_copy):
+    result, rec, model = run({
+        "planner": ["Count the rows of transactions.csv."],
+        "coder": [count_rows(sample_copy)],
+        "verifier": ["Yes, the count is printed."],
+        "finalizer": ["The output already holds it:\n" + answer("3000  \n")],
+    }, config, sample_copy)
+    assert (result.outcome, result.answer, result.verified, result.answer_from) == (
+        "verified", "3000", True, "solution_output")
+    assert result.exit_code() == ExitCode.VERIFIED
+    assert [e["purpose"] for e in rec.of("execution")] == ["solution"]  # No second scan of the data:
+    assert [e["purpose"] for e in rec.of("code")] == ["solution"]       # no final script written or run.
+    assert (result.final_code, result.final_output) == ("", "")
+    assert rec.of("answered_from_output") == [{"round": 1, "answer": "3000", "verified": True}]
+    kinds = [k for k in rec.kinds() if k not in ("call_started", "call")]
+    assert kinds[-3:] == ["finalizing", "answered_from_output", "answer"]
+    assert rec.of("answer")[0]["answer_from"] == "solution_output"
+    scripts = sorted(p.name for p in (Path(result.run_dir) / "scripts").glob("*.py"))
+    assert scripts == ["001-round01-solution.py"]
+    prompt = [m for role, m in model.calls if role == "finalizer"][0][-1]["content"]
+    assert "```answer" in prompt and "rows: 3000" in prompt  # It was offered the choice, with the output.
+
+
+def test_a_script_beside_an_answer_block_wins_and_runs(config, sample_copy):
+    result, rec, _ = run({
+        "planner": ["Count the rows of transactions.csv."], "coder": [count_rows(sample_copy)], "verifier": ["Yes"],
+        "finalizer": [answer("2999") + "\n" + py("print(3000)")],
+    }, config, sample_copy)
+    assert (result.answer, result.answer_from) == ("3000", "final_script")
+    assert [e["purpose"] for e in rec.of("execution")] == ["solution", "final"]
+
+
+def test_an_empty_answer_block_is_re_asked_with_the_reminder(config, sample_copy):
+    result, rec, model = run({
+        "planner": ["Count the rows of transactions.csv."], "coder": [count_rows(sample_copy)], "verifier": ["Yes"],
+        "finalizer": ["```answer\n   \n```", answer("3000")],
+    }, config, sample_copy)
+    assert (result.outcome, result.answer, result.answer_from) == ("verified", "3000", "solution_output")
+    calls = [m for role, m in model.calls if role == "finalizer"]
+    assert len(calls) == 2 and "```answer" in calls[1][-1]["content"] and "```python" in calls[1][-1]["content"]
+    assert [e["purpose"] for e in rec.of("execution")] == ["solution"]
+
+
+def test_a_finalizer_that_never_gives_an_answer_or_a_script_fails_the_run(config, sample_copy):
+    result, rec, model = run({
+        "planner": ["Count the rows of transactions.csv."], "coder": [count_rows(sample_copy)], "verifier": ["Yes"],
+        "finalizer": ["The answer is 3000.", answer("1") + "\n" + answer("2")],  # prose, then two answers
+    }, config, sample_copy)
+    assert (result.outcome, result.answer, result.answer_from) == ("failed", None, None)
+    assert result.reason == "the finalizer's script did not run" and result.exit_code() == ExitCode.FAILED
+    assert [role for role, _ in model.calls].count("finalizer") == 2
+    assert [e["purpose"] for e in rec.of("execution")] == ["solution"]
+
+
+def test_at_the_round_cap_an_answer_from_the_output_stays_unverified(config, sample_copy):
+    from dsstar_cli.display import PlainDisplay
+
+    config.values["max_rounds"] = 1
+    result, rec, _ = run({
+        "planner": ["Count the rows of transactions.csv."], "coder": [count_rows(sample_copy)], "verifier": ["No"],
+        "finalizer": [answer("3000")],
+    }, config, sample_copy)
+    assert (result.outcome, result.answer, result.answer_from) == ("unverified", "3000", "solution_output")
+    assert result.exit_code() == ExitCode.UNVERIFIED
+    out = io.StringIO()
+    display = PlainDisplay(out)
+    for event in rec.events:
+        display(event)
+    assert "dsstar: answered from the last script's output, no script run\n" in out.getvalue()
+    assert "running " not in out.getvalue().split("writing the final answer")[1]

@@ -23,6 +23,8 @@ from sample_agent import QUESTION, respond
 from test_cli import cli_env
 
 from dsstar_cli.errors import StopRequest, Terminated
+from dsstar_cli.events import Recorder
+from dsstar_cli.result import ExitCode
 from dsstar_cli.model import (LiteLLMModel, Models, ModelUnreachable, RunDeadline, ScriptedModel, import_litellm,
                               short_detail)
 from dsstar_cli.runner import AskRequest, ask
@@ -163,6 +165,21 @@ def test_when_the_finalizers_grace_runs_out_too_the_run_fails_cleanly(config, sa
     assert result.reason == ("the time budget (2 s, --timeout) ran out, and the final answer's grace period (0 s) "
                              "ran out before the final answer was written")
     assert "finalizer" not in [role for role, _ in model.calls]
+
+
+def test_out_of_time_the_finalizer_may_answer_from_round_1s_output(config, sample_copy):
+    """Round 2's script outlives --timeout; the finalizer copies the answer from round 1's output:
+    no script runs after the deadline, and the answer is marked as the time budget's."""
+    config.values["budget.timeout_s"] = 2
+    model = ScriptedModel({"planner": ["Print 1.", "Wait."], "verifier": ["No"], "router": ["Add Step"],
+                           "coder": [py("print('value:', 1)"), py("import time; time.sleep(30)")],
+                           "finalizer": ["```answer\n1\n```"]})
+    recorder = Recorder()
+    result = ask(AskRequest(sample_copy, "q?"), config, recorder, models=Models(model), files=[])
+    assert (result.outcome, result.answer, result.answer_from) == ("time_limit", "1", "solution_output")
+    assert result.exit_code() == ExitCode.TIME_LIMIT and "--timeout" in result.reason
+    assert [e["purpose"] for e in recorder.of("execution")] == ["solution", "solution"]  # none after the deadline
+    assert "value: 1" in [m for role, m in model.calls if role == "finalizer"][0][-1]["content"]
 
 
 @pytest.mark.parametrize("signal_exc, name", [(KeyboardInterrupt(), "SIGINT"), (Terminated(), "SIGTERM")])

@@ -70,3 +70,24 @@ def test_parse_step(reply, expected):
 
 def test_parse_step_empty():
     assert parse_step("   ") is None
+
+
+@pytest.mark.parametrize("reply, script, answer", [
+    ("```answer\nGolden Gate Gaming\n```", None, "Golden Gate Gaming"),
+    ("It is already printed.\n```answer\n\nDE: 1.50  \nFR: 2.00\n\n```", None, "DE: 1.50\nFR: 2.00"),
+    ("```ANSWER\n42", None, "42"),                                               # unterminated fence
+    ("```python\nprint(42)\n```", "print(42)\n", None),                          # the script path, as before
+    ("```answer\n41\n```\n```python\nprint(42)\n```", "print(42)\n", None),      # a script wins: it computes
+])
+def test_the_finalizer_reply_is_an_answer_or_a_script(reply, script, answer):
+    from dsstar_cli.roles.finalizer import FinalReply, parse
+
+    assert parse(reply) == FinalReply(script=script, answer=answer)
+
+
+@pytest.mark.parametrize("reply", ["", "42", "The answer is 42.", "```answer\n  \n```", "```answer\n```",
+                                   "```answer\n1\n```\n```answer\n2\n```", "```text\n42\n```"])
+def test_a_finalizer_reply_without_one_answer_or_a_script_is_unreadable(reply):
+    from dsstar_cli.roles.finalizer import parse
+
+    assert parse(reply) is None

@@ -37,6 +37,32 @@ def test_result_validates_against_the_printed_schema(server, tmp_path):
     jsonschema.validate(result, schema())
     assert result["schema_version"] == 1
     assert sorted(result["files_used"]) == ["merchants.xlsx", "transactions.csv"]
+    assert result["answer_from"] == "final_script" and "print(names[rates.idxmax()])" in result["final_code"]
+
+
+def test_an_answer_copied_from_the_output_runs_no_final_script(tmp_path):
+    """Through litellm and a real server: the finalizer replies with an ```answer block; the answer
+    is printed and in the JSON as before, no final script is written or run, and the result says so."""
+    def from_output(role, messages):
+        return "```answer\nGolden Gate Gaming\n```" if role == "finalizer" else respond(role, messages)
+
+    with FakeOpenAIServer(from_output) as srv:
+        as_json = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--model", "openai/fake", "--api-base",
+                         srv.base_url, cwd=tmp_path)
+        plain = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--model", "openai/fake", "--api-base", srv.base_url,
+                       cwd=tmp_path)
+    result = json.loads(as_json.stdout)
+    jsonschema.validate(result, schema())
+    assert as_json.returncode == 0 and result["outcome"] == "verified" and result["answer"] == "Golden Gate Gaming"
+    assert (result["answer_from"], result["final_code"], result["final_output"]) == ("solution_output", "", "")
+    assert sorted(result["files_used"]) == ["merchants.xlsx", "transactions.csv"]   # from the solution's script
+    run_dir = Path(result["run_dir"])
+    assert not list((run_dir / "scripts").glob("*final*"))                           # nothing run to answer
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert [e["purpose"] for e in events if e["event"] == "execution"] == ["solution", "solution"]
+    assert [e["answer"] for e in events if e["event"] == "answered_from_output"] == ["Golden Gate Gaming"]
+    assert plain.returncode == 0 and plain.stdout == "Golden Gate Gaming\n"
+    assert "dsstar: answered from the verified output, no script run\n" in plain.stderr
 
 
 def test_error_json_and_every_documented_field_is_in_the_readme():

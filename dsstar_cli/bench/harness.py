@@ -41,7 +41,8 @@ def make_row(task: BenchTask, result: RunResult) -> dict:
     total = result.usage.get("total", {})
     return {
         "task_id": task.task_id, "level": task.level, "answer": result.answer, "expected": task.expected,
-        "correct": correct, "score": score, "outcome": result.outcome, "rounds": result.rounds,
+        "correct": correct, "score": score, "outcome": result.outcome, "answer_from": result.answer_from,
+        "rounds": result.rounds,
         "calls": total.get("calls", 0), "input_tokens": total.get("input_tokens", 0),
         "cached_input_tokens": total.get("cached_input_tokens", 0),
         "output_tokens": total.get("output_tokens", 0), "cost_usd": total.get("cost_usd"),

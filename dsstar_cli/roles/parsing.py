@@ -30,6 +30,13 @@ def extract_code(reply: str) -> str | None:
     return text + "\n"
 
 
+def fenced_blocks(reply: str, lang: str) -> list[str]:
+    """The text of every fenced block labelled `lang` (```answer), each stripped of blank lines
+    around it and of trailing spaces on its lines."""
+    return ["\n".join(line.rstrip() for line in body.strip("\n").splitlines()).strip()
+            for label, body in FENCE.findall(reply) if label.lower() == lang]
+
+
 def _plain_words(text: str) -> str:
     return re.sub(r"[*_`#>\"']", " ", text).strip().lower()
 
