@@ -180,7 +180,10 @@ class DSStarLoop:
                 self.agent.emit(Event("answered_from_output", {"round": self.rounds, "answer": reply.answer,
                                                                "verified": verified}))
                 return self._answered(reply.answer, FROM_OUTPUT, verified, stop)
-            final = self.agent.run_and_repair(reply.script, "final", self.context) if reply else Attempt("", None)
+            if reply is None:
+                return self._result(FAILED, None, "the finalizer gave neither an answer nor a script, even after a "
+                                                  "format reminder")
+            final = self.agent.run_and_repair(reply.script, "final", self.context)
         except BudgetExhausted as late:  # Its grace period ran out too, mid-call or mid-script.
             why = f"{stop.reason}, and " if stop else ""
             return self._result(FAILED, None, f"{why}{late.reason} before the final answer was written")

@@ -337,7 +337,8 @@ def test_a_finalizer_that_never_gives_an_answer_or_a_script_fails_the_run(config
         "finalizer": ["The answer is 3000.", answer("1") + "\n" + answer("2")],  # prose, then two answers
     }, config, sample_copy)
     assert (result.outcome, result.answer, result.answer_from) == ("failed", None, None)
-    assert result.reason == "the finalizer's script did not run" and result.exit_code() == ExitCode.FAILED
+    assert result.reason == "the finalizer gave neither an answer nor a script, even after a format reminder"
+    assert result.exit_code() == ExitCode.FAILED
     assert [role for role, _ in model.calls].count("finalizer") == 2
     assert [e["purpose"] for e in rec.of("execution")] == ["solution"]
 
