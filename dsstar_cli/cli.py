@@ -114,10 +114,12 @@ def _write_json(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def _display(console: Console, silent: bool):
+def _display(console: Console, silent: bool, question: str | None = None):
+    """The live view or plain lines; `question`, when known, is shown at once."""
     if silent:
         return None
-    return LiveDisplay(console) if wants_live_view(console) else PlainDisplay(sys.stderr)
+    question = visible(question.strip()) if question and question.strip() else None
+    return LiveDisplay(console, question) if wants_live_view(console) else PlainDisplay(sys.stderr, question)
 
 
 def _close(display) -> None:
@@ -135,7 +137,7 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
     try:
         if as_json and jsonl:
             raise UsageError("choose one of --json and --jsonl")
-        display = _display(console, silent or jsonl)
+        display = _display(console, silent or jsonl, question)
         sinks: list[Sink] = [JsonlSink()] if jsonl else []
         if display is not None:
             sinks.append(terminal_safe(display))

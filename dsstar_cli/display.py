@@ -65,6 +65,7 @@ class RunView:
     calls: int = 0
     described: list[dict] = field(default_factory=list)
     last_error: str = ""
+    question: str | None = None    # Shown as soon as the command line was read, before any event.
 
     def spent(self, now: float) -> str:
         """`$0.0123 · 12s` (or `1,234 tokens · 12s` for an unpriced model)."""
@@ -91,7 +92,8 @@ View = Callable[[dict, RunView, float], Shown]
 def _run_started(d: dict, view: RunView, now: float) -> Shown:
     view.started = now
     sandbox = d.get("sandbox", {}).get("level", "?")
-    return Shown(f"question: {d['question']} (data {d['data_dir']}, sandbox {sandbox}, run folder {d['run_dir']})",
+    asked = "run:" if view.question == d["question"] else f"question: {d['question']}"
+    return Shown(f"{asked} (data {d['data_dir']}, sandbox {sandbox}, run folder {d['run_dir']})",
                  live=Text(f"data {d['data_dir']}  ·  model {d['models']['default']}  ·  up to {d['max_rounds']} "
                            f"rounds  ·  sandbox {sandbox}  ·  run folder {d['run_dir']}", style="dim"))
 
@@ -256,16 +258,20 @@ class LiveDisplay:
     """A terminal view: each finished step is printed as it happens; a spinner line shows what is in
     flight, with the running cost (or tokens, for an unpriced model) and the elapsed time."""
 
-    def __init__(self, console: Console):
+    def __init__(self, console: Console, question: str | None = None):
+        """`question` (made visible by the caller) is shown at once: the first line comes before
+        anything slow (see model_check.py)."""
         self.console = console
         self.status = console.status("starting", spinner="dots")
-        self.view = RunView()
+        self.view = RunView(question=question)
         self.progress: Progress | None = None
         self.busy = ""
+        if question is not None:
+            self.console.rule(Text(question, style="bold"))
 
     def __call__(self, event: Event) -> None:
         shown = VIEWS[event.kind](event.data, self.view, event.time)
-        if event.kind == "run_started":
+        if event.kind == "run_started" and self.view.question != event.data["question"]:
             self.console.rule(Text(event.data["question"], style="bold"))
         if event.kind == "analysis_started":
             self.status.stop()  # Rich allows one live view at a time: the bar replaces the spinner.
@@ -336,9 +342,12 @@ def files_table(described: list[dict], done: dict) -> Table:
 class PlainDisplay:
     """One plain line per event for logs and pipes: no colour, no cursor movement."""
 
-    def __init__(self, stream: IO[str]):
+    def __init__(self, stream: IO[str], question: str | None = None):
         self.stream = stream
-        self.view = RunView()
+        self.view = RunView(question=question)
+        if question is not None:
+            self.stream.write(f"dsstar: question: {question}\n")
+            self.stream.flush()
 
     def __call__(self, event: Event) -> None:
         line = VIEWS[event.kind](event.data, self.view, event.time).line

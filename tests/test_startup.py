@@ -30,8 +30,9 @@ def test_a_missing_key_found_after_the_header_is_one_line_and_leaves_no_run_fold
     proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--model", "openai/gpt-4.1", cwd=tmp_path)
     assert proc.returncode == 4
     lines = proc.stderr.strip().splitlines()
-    assert lines[0].startswith("dsstar: question:")  # The header, then nothing the analysis said.
-    assert len(lines) == 2 and "set the environment variable OPENAI_API_KEY" in lines[1]
+    # The question and the run's header, then nothing the analysis said: the error line.
+    assert lines[0].startswith("dsstar: question:") and lines[1].startswith("dsstar: run: (data ")
+    assert len(lines) == 3 and "set the environment variable OPENAI_API_KEY" in lines[2]
     runs = tmp_path / "xdg-data" / "dsstar" / "runs"
     assert not runs.exists() or not any(runs.iterdir())
     listed = dsstar("runs", "--json", cwd=tmp_path)
