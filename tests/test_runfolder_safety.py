@@ -102,7 +102,9 @@ def test_cli_stops_before_any_work_when_no_place_is_outside_the_data_folder(tmp_
     proc = dsstar("ask", str(tmp_path), "q?", "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1",
                   cwd=tmp_path, env_extra=inside)
     assert proc.returncode == 4, proc.stderr
-    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()] and "no place for run folders" in proc.stderr
+    # The question (shown as soon as the command line is read), then one line: the error.
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0] == "dsstar: question: q?" and len(lines) == 2 and "no place for run folders" in lines[1]
     assert tree(tmp_path) == before
 
 

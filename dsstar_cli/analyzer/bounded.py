@@ -142,6 +142,11 @@ def serve(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     from dsstar_cli.analyzer import datasets, profile_builtin  # After the limit: imports count too.
 
+    try:  # Mapped now, while the address space is free: imported lazily after a file filled most of
+        import pandas  # noqa: F401  # the bound, its shared objects could not be mapped (ImportError).
+    except (ImportError, MemoryError):
+        pass  # A bound too small for pandas: each table then says why it could not be profiled.
+
     for line in sys.stdin:
         request = json.loads(line)
         limits = AnalyzerLimits(**request["limits"])
