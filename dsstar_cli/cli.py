@@ -581,10 +581,14 @@ def main() -> None:
 
 
 def exit_now(code: int) -> None:
-    """Exit without tearing the interpreter down once litellm is loaded: freeing its thousands of
-    modules and objects took 1.5 s on this project's 2-core machine, after all the work was done.
-    Everything the run wrote is closed by then; atexit handlers still run and streams are flushed."""
-    if "litellm" not in sys.modules:
+    """Exit without tearing the interpreter down once litellm is loaded (freeing its thousands of
+    modules and objects took 1.5 s on this project's 2-core machine, after all the work was done),
+    or while a thread still works (the model check, stopped by Ctrl-C mid-import: shutdown would
+    wait for it). Everything the run wrote is closed by then; atexit handlers still run and streams
+    are flushed."""
+    import threading
+
+    if "litellm" not in sys.modules and threading.active_count() == 1:
         sys.exit(code)
     import atexit
     import os

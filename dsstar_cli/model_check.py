@@ -86,10 +86,12 @@ class ModelCheck:
         if self._error is not None:
             raise self._error
 
-    def join(self, timeout: float) -> None:
-        """On the way out: a thread still importing at interpreter shutdown holds the import lock,
-        and shutdown could wait on it forever."""
-        if self._thread.ident is not None:
+    def join_if_settled(self, timeout: float) -> None:
+        """On the way out, once the check has a verdict: what is left is the first call's set-up (a
+        thread still importing at interpreter shutdown holds the import lock, and shutdown could wait
+        on it forever). A run stopped (Ctrl-C) while the check still runs does not wait for litellm's
+        import: the command line exits without interpreter shutdown then (cli.exit_now)."""
+        if self._thread.ident is not None and self._checked.is_set():
             self._thread.join(timeout)
 
     def held(self, emit: Sink) -> HeldEvents:

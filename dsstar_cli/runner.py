@@ -98,7 +98,7 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
                        fanout(run_folder, redacting(emit)), files, stop=request.stop, started=request.started)
     finally:
         if check is not None:
-            check.join(CHECK_JOIN_S)
+            check.join_if_settled(CHECK_JOIN_S)
 
 
 CHECK_JOIN_S = 60.0  # At most; it is imports, usually done long before the run ends.
@@ -282,7 +282,7 @@ def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dic
             run_folder.close()  # Never discarded: it holds the run being resumed.
     finally:
         if check is not None:
-            check.join(CHECK_JOIN_S)
+            check.join_if_settled(CHECK_JOIN_S)
 
 
 def load_state(run_dir: Path) -> dict:

@@ -44,3 +44,33 @@ def test_an_unknown_model_with_json_is_one_error_object(tmp_path):
     assert proc.returncode == 4
     error = json.loads(proc.stdout)
     assert error["outcome"] == "error" and "unknown model" in error["error"]["message"]
+
+
+def test_ctrl_c_while_the_model_check_runs_exits_at_once(tmp_path):
+    """Ctrl-C right after the header: the run ends as interrupted without waiting for litellm's
+    import (seconds) to finish on its thread."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from test_cli import cli_env
+
+    with FakeOpenAIServer(respond) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--model",
+                                 "openai/fake", "--api-base", server.base_url], cwd=tmp_path,
+                                env=cli_env(tmp_path, PYTHONPROFILEIMPORTTIME="1"),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines = iter(proc.stderr.readline, "")  # Import timings and dsstar's lines, in order.
+        first = next(line for line in lines if line.startswith("dsstar: "))
+        header = next(line for line in lines if line.startswith("dsstar: "))  # The check starts after it.
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, rest = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    assert first.startswith("dsstar: question:") and header.startswith("dsstar: run: (data")
+    assert proc.returncode == 130 and "interrupted" in rest and "Traceback" not in rest
+    assert took < 10, took
+    # Not after litellm's import ended: -X importtime would have written its line by then.
+    assert not any(line.startswith("import time:") and line.rstrip().endswith("| litellm") for line in rest.splitlines())
+    assert not server.requests
