@@ -173,7 +173,7 @@ class DSStarLoop:
             why = f"{stop.reason}, and " if stop else ""
             return self._result(FAILED, None, f"{why}no script ran successfully in {self.rounds} round(s)")
         self.agent.finalizing()  # The answer still gets made, within a short grace period.
-        messages = finalizer.messages(self.context, best.code, self._output(best))
+        messages = finalizer.messages(self.context, self._steps(), best.code, self._output(best))
         try:
             reply = self.agent.ask(finalizer.ROLE, messages, finalizer.parse)
             if reply is not None and reply.answer is not None:  # The output held it: copied, not recomputed.

@@ -43,6 +43,10 @@ def test_verified_in_the_first_round(config, sample_copy):
     assert [e["purpose"] for e in rec.of("execution")] == ["solution", "final"]  # The finalizer's script ran,
     assert result.answer_from == "final_script" and result.final_code == "print(3000)\n"  # and is kept.
     assert "answered_from_output" not in rec.kinds()
+    # The finalizer sees the plan beside the script and its output: it says which printed value was meant.
+    finalizer_prompt = model.calls[-1][1][-1]["content"]
+    assert "# The plan\n1. Count the rows of transactions.csv." in finalizer_prompt
+    assert "rows: 3000" in finalizer_prompt
 
 
 def test_add_step_extends_the_plan_and_the_coder_gets_the_base_code(config, sample_copy):

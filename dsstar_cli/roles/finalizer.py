@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dsstar_cli.model import Messages
-from dsstar_cli.roles import render
+from dsstar_cli.roles import numbered, render
 from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code, fenced_blocks
 
@@ -35,5 +35,6 @@ def parse(reply: str) -> FinalReply | None:
     return FinalReply(answer=answers[0])
 
 
-def messages(context: RunContext, code: str, output: str) -> Messages:
-    return render(ROLE, "finalize", context.brief, code=code.rstrip(), output=output)
+def messages(context: RunContext, plan: list[str], code: str, output: str) -> Messages:
+    """The plan too: when the output prints several candidate values, it says which one was meant."""
+    return render(ROLE, "finalize", context.brief, plan=numbered(plan), code=code.rstrip(), output=output)
