@@ -20,9 +20,9 @@ from dsstar_cli.analyzer.limits import ProfileError
 from dsstar_cli.analyzer.llm_describer import describe_messages
 from dsstar_cli.analyzer.retriever import CHARS_PER_TOKEN, Selection, select_files
 from dsstar_cli.config import ROLES, Config
-from dsstar_cli.errors import SetupError, UsageError
 from dsstar_cli.events import Sink
 from dsstar_cli.model import Messages
+from dsstar_cli.model_check import check_model
 from dsstar_cli.result import SCHEMA_VERSION
 from dsstar_cli.roles import planner
 from dsstar_cli.roles.context import build_context
@@ -138,14 +138,7 @@ def check_models(config: Config) -> tuple[list[str], list[str]]:
         notes.append("no model configured: a real run needs --model (e.g. --model openai/gpt-4.1), DSSTAR_MODEL "
                      "or `model` in dsstar.yaml; tokens are an estimate and there is no price")
     for name in sorted(n for n in names if n):
-        try:
-            model_mod.check_model_id(name)
-        except model_mod.ModelConfigError as exc:
-            raise SetupError(str(exc)) from exc
-        if config["budget.max_cost_usd"] is not None and not model_mod.is_priced(name):
-            raise UsageError(f"--max-cost needs a model with a price in litellm's price map, and {name} has none; "
-                             "use --timeout or --max-rounds to bound the run instead")
-        needed = model_mod.missing_credentials(name, config["api_base"])
+        needed = check_model(name, config)  # An unknown id or an unpriced --max-cost fails as in a run.
         if needed:
             missing.append(" or ".join(needed))
             notes.append(f"a real run with {name} needs the environment variable {' or '.join(needed)} (not set)")

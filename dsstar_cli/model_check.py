@@ -25,19 +25,25 @@ def check_model_set(config: Config) -> None:
                          "set DSSTAR_MODEL, or set `model` in dsstar.yaml")
 
 
+def check_model(name: str, config: Config) -> list[str]:
+    """One model: fail when its id is unknown or --max-cost meets it unpriced; return the credential
+    variables it still needs ([] when it is ready to call). Imports litellm."""
+    try:
+        model_mod.check_model_id(name)
+    except model_mod.ModelConfigError as exc:
+        raise SetupError(str(exc)) from exc
+    if config["budget.max_cost_usd"] is not None and not model_mod.is_priced(name):
+        raise UsageError(f"--max-cost needs a model with a price in litellm's price map, and {name} has none; "
+                         "use --timeout or --max-rounds to bound the run instead")
+    return model_mod.missing_credentials(name, config["api_base"])
+
+
 def check_models(config: Config) -> None:
     """Fail when no model is set, a model id is unknown, --max-cost meets an unpriced model, or
-    credentials are missing. Imports litellm."""
+    credentials are missing."""
     check_model_set(config)
     for name in sorted({config.model_for(role) for role in ROLES}):
-        try:
-            model_mod.check_model_id(name)
-        except model_mod.ModelConfigError as exc:
-            raise SetupError(str(exc)) from exc
-        if config["budget.max_cost_usd"] is not None and not model_mod.is_priced(name):
-            raise UsageError(f"--max-cost needs a model with a price in litellm's price map, and {name} has none; "
-                             "use --timeout or --max-rounds to bound the run instead")
-        missing = model_mod.missing_credentials(name, config["api_base"])
+        missing = check_model(name, config)
         if missing:
             either = " or ".join(missing)
             raise SetupError(f"no credentials for {name}: set the environment variable {either} "

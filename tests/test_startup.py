@@ -5,11 +5,15 @@ start, and a check that fails after the header still ends as one line, with noth
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 
 from conftest import SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
-from test_cli import dsstar
+from test_cli import cli_env, dsstar
 
 
 def test_the_header_is_out_before_litellm_is_imported(tmp_path):
@@ -49,13 +53,6 @@ def test_an_unknown_model_with_json_is_one_error_object(tmp_path):
 def test_ctrl_c_while_the_model_check_runs_exits_at_once(tmp_path):
     """Ctrl-C right after the header: the run ends as interrupted without waiting for litellm's
     import (seconds) to finish on its thread."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from test_cli import cli_env
-
     with FakeOpenAIServer(respond) as server:
         proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--model",
                                  "openai/fake", "--api-base", server.base_url], cwd=tmp_path,
