@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import os
+import socket
 import time
 from pathlib import Path
 
 import pytest
 
+from dsstar_cli.errors import StopRequest, Terminated
 from dsstar_cli.sandbox import Executor
+from dsstar_cli.sandbox.worker_client import WarmWorker
 
 
 @pytest.fixture(params=["warm", "cold"])
@@ -74,3 +79,39 @@ def test_any_change_to_the_data_folder_fails_the_step(executor):
     result = executor.run(f"open(r'{executor.data_dir}/new.csv', 'w').write('x')", "s9")
     assert not result.ok and result.data_changed == ["new.csv"]
     assert "changed the read-only data folder" in result.failure()
+
+
+def test_a_stop_requested_before_the_script_is_sent_means_it_never_runs(executor):
+    """A batch's stop request that is already set when a script's turn comes (the worker still
+    starting, or between steps): the stop's signal, and the script never ran."""
+    stop = StopRequest()
+    stop.request(Terminated())
+    with pytest.raises(Terminated):
+        executor.run("open('ran.txt', 'w').write('x')\nimport time\ntime.sleep(60)", "s10", stop=stop)
+    time.sleep(0.5)  # Had it been sent, a started script would have written by now.
+    assert not (executor.workdir / "ran.txt").exists()
+
+
+def test_a_kill_that_arrives_with_the_script_in_one_read_kills_it(tmp_path):
+    """The worker's protocol: a stop sent right behind a script can reach the worker in the same
+    read as the script itself. It is for that script, not a late one for the last: the script is
+    killed at once, not left to run out its 60 s while the executor waits."""
+    work = tmp_path / "work"
+    work.mkdir()
+    worker = WarmWorker("basic", work, [], tmp_path / "worker.log")
+    try:
+        worker._await_ready()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        request = {"code": "import time\ntime.sleep(60)", "filename": "s.py", "workdir": str(work),
+                   "limits": {}, "uid": None, "duckdb": None}
+        socket.send_fds(worker.sock, [json.dumps(request).encode() + b'\n{"kill": true}\n'], [out_w, err_w])
+        for fd in (out_w, err_w, out_r, err_r):
+            os.close(fd)
+        worker.sock.settimeout(15)
+        started = time.monotonic()
+        replies = [worker._read(), worker._read()]
+        assert "pid" in replies[0] and "status" in replies[1]
+        assert os.WIFSIGNALED(replies[1]["status"]) and time.monotonic() - started < 10
+    finally:
+        worker._kill()

@@ -241,12 +241,14 @@ def serve(config, sock):
                 return
             data += more
         messages = [json.loads(line) for line in data.splitlines() if line.strip()]
-        requests = [m for m in messages if "code" in m]  # A late "kill" for a finished script is moot.
-        if not requests:
+        codes = [i for i, m in enumerate(messages) if "code" in m]  # A "kill" before them is moot (late).
+        if not codes:
             for fd in fds:
                 os.close(fd)
             continue
-        request = requests[-1]
+        request = messages[codes[-1]]
+        # A stop that came right behind the script, in the same read, is for this script.
+        killed = any("kill" in m for m in messages[codes[-1] + 1:])
         sys.stdout.flush()
         pid = os.fork()
         if pid == 0:
@@ -254,6 +256,8 @@ def serve(config, sock):
             run_child(config, request, fds)
         for fd in fds:
             os.close(fd)
+        if killed:
+            _kill(lambda: os.kill(pid, signal.SIGKILL))
         send(sock, {"pid": pid})
         status = wait_child(sock, pid)
         sweep(pid, init)

@@ -81,12 +81,24 @@ class WarmWorker:
         theirs.close()
         self.sock, self._ready, self._partial = ours, False, b""
 
-    def _await_ready(self) -> None:
+    def _await_ready(self, stop: threading.Event | None = None) -> None:
+        """Wait for the worker's "ready" line (its interpreter and preloads), looking at the `stop`
+        request every poll: a loaded machine can take many seconds to start it."""
         if self._ready:
             return
-        self.sock.settimeout(START_TIMEOUT_S)
+        deadline = time.monotonic() + START_TIMEOUT_S
         try:
-            reply = self._read()
+            while True:
+                if stop is not None and stop.is_set():
+                    self._kill()  # Half started: the next script gets a new worker.
+                    raise stop_signal(stop)
+                self.sock.settimeout(max(min(deadline - time.monotonic(), POLL_S), 0.001))
+                try:
+                    reply = self._read()
+                    break
+                except socket.timeout:
+                    if time.monotonic() >= deadline:
+                        raise
         except (OSError, ValueError) as exc:
             tail = self.log.read_text(errors="replace")[-600:] if self.log.exists() else ""
             raise SetupError(f"the {self.tier} sandbox could not start: {exc}; {tail.strip()}") from exc
@@ -113,7 +125,9 @@ class WarmWorker:
         stop's signal."""
         if self.proc is None or self.proc.poll() is not None:  # Killed by a runaway script: start again.
             self._start()
-        self._await_ready()
+        self._await_ready(stop)
+        if stop is not None and stop.is_set():
+            raise stop_signal(stop)  # Asked to stop before the script was sent: it never runs.
         started = time.monotonic()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
