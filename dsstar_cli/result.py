@@ -163,7 +163,7 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
     "data_dir": ({"type": "string"}, "the data folder, resolved"),
     "artifacts": (_STRING_LIST, "files the scripts wrote (relative to run_dir), e.g. plots"),
     "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
-    "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, SIGINT or SIGTERM; else null"),
+    "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, internal (a dsstar bug), SIGINT or SIGTERM; else null"),
     "exit_code": ({"type": "integer"}, "the process exit code this result maps to"),
 }
 OPTIONAL_FIELDS = {"id"}

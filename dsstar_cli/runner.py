@@ -9,6 +9,7 @@ import json
 import os
 import threading
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -213,6 +214,11 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         next_step = (f"continue with: dsstar resume {run_folder.path}" if (run_folder.path / STATE_FILE).exists()
                      else "it stopped before its first round ended, so ask the question again")
         outcome = loop.partial("interrupted", f"interrupted by {signal_name}; {next_step}", error_kind=signal_name)
+    except DsstarError:
+        raise
+    except Exception as exc:  # A dsstar bug: this question fails with one line and keeps its traceback;
+        loop = loop or DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])  # a batch goes on.
+        outcome = loop.partial("failed", internal_error(exc, run_folder), error_kind="internal")
     finally:
         agent.executor.close()
     clock["finished"] = time.monotonic()
@@ -232,6 +238,20 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
                           "rounds": result.rounds, "reason": result.reason, "answer_from": result.answer_from}))
     return result
+
+
+ERROR_LOG = "error.log"
+
+
+def internal_error(exc: Exception, run_folder: RunFolder) -> str:
+    """The reason for a run ended by an unexpected exception, its traceback kept in the run folder."""
+    kept = f"the traceback is in {run_folder.path / ERROR_LOG}"
+    try:
+        run_folder.write(ERROR_LOG, traceback.format_exc())
+    except (OSError, DsstarError) as failed:
+        kept = f"its traceback could not be kept ({failed})"
+    summary = f"{type(exc).__name__}: {exc}".strip().splitlines()[0][:300]
+    return f"internal error ({summary}); this is a dsstar bug, please report it: {kept}"
 
 
 def redacted(result: RunResult) -> RunResult:
