@@ -27,6 +27,7 @@ from dsstar_cli.result import SCHEMA_VERSION
 from dsstar_cli.roles import planner
 from dsstar_cli.roles.context import build_context
 from dsstar_cli.runner import analyzer_limits, check_data_folder, check_question, description_cache
+from dsstar_cli.sandbox import tiers
 from dsstar_cli.secrets import redact, secret_values
 
 # A one-round run makes 4 calls (planner, coder, verifier, finalizer); each further round adds the
@@ -64,6 +65,7 @@ class DryRun:
     credentials: list[str] = field(default_factory=list)  # variables a real run needs and that are not set
     notes: list[str] = field(default_factory=list)
     model: str | None = None
+    sandbox: str | None = None     # the tier a real run's scripts would get here
 
     @property
     def input_tokens(self) -> int:
@@ -87,7 +89,7 @@ class DryRun:
             "question": self.questions[0][1] if single else None,
             "guidelines": self.questions[0][2] if single else None,
             "questions": [{"id": qid, "question": q, "guidelines": g} for qid, q, g in self.questions],
-            "data_dir": str(self.data_dir), "model": self.model,
+            "data_dir": str(self.data_dir), "model": self.model, "sandbox": self.sandbox,
             "calls": [call.as_dict(self.shown(call.messages)) for call in self.calls],
             "messages": sum(len(call.messages) for call in self.calls),
             "input_tokens": self.input_tokens, "cost_usd": _rounded(self.cost_usd),
@@ -104,12 +106,13 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
     questions = [(qid, check_question(q), g) for qid, q, g in questions]
     folder = check_data_folder(data_dir)
     credentials, notes = check_models(config)
+    sandbox = tiers.for_scripts(config["sandbox.tier"], config["sandbox.require"])  # Fails as a real run would.
     files, analyzer_calls = analyse(folder, config, emit, started)
     if analyzer_calls:
         notes.append(f"{len(analyzer_calls)} file(s) only the model can describe: a real run's planner sees the "
                      "model's description where these prompts say it makes none")
     dry = DryRun(folder, questions, files, [], analyzer_calls, credentials=credentials, notes=notes,
-                 model=config["model"])
+                 model=config["model"], sandbox=sandbox)
     for qid, question, guidelines in questions:
         selection = select_files(files, question, config["retriever.max_files"],
                                  config["retriever.max_description_tokens"])
@@ -236,6 +239,7 @@ def summary_lines(dry: DryRun) -> list[str]:
         f"{sum(len(c.messages) for c in dry.calls)} messages",
         f"  input tokens  {dry.input_tokens:,} ({dry.token_count})",
         f"  input cost    {f'${cost:.4f} (litellm price map)' if cost is not None else 'unpriced'}",
+        f"  sandbox       {dry.sandbox} (the tier a real run's scripts get here)",
         f"  files         {len(dry.files)} analysed ({cached} from the cache), {len(described)} described in "
         f"the prompt{'s' if len(dry.questions) > 1 else ''}",
     ]

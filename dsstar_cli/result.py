@@ -195,8 +195,8 @@ DRY_RUN_SCHEMA = {
     "title": "dsstar dry run (ask --dry-run): the first prompts of a run, not sent",
     "type": "object",
     "required": ["schema_version", "dsstar_version", "outcome", "sent", "question", "questions", "data_dir", "model",
-                 "calls", "messages", "input_tokens", "cost_usd", "token_count", "files", "credentials_missing",
-                 "notes", "exit_code"],
+                 "sandbox", "calls", "messages", "input_tokens", "cost_usd", "token_count", "files",
+                 "credentials_missing", "notes", "exit_code"],
     "properties": {
         "schema_version": {"const": SCHEMA_VERSION}, "dsstar_version": {"type": "string"},
         "outcome": {"const": "dry_run"}, "sent": {"const": False, "description": "nothing was sent to any model"},
@@ -207,6 +207,8 @@ DRY_RUN_SCHEMA = {
             "guidelines": {"type": ["string", "null"]}}}, "description": "every question a run would ask"},
         "data_dir": {"type": "string", "description": "the data folder, resolved"},
         "model": {"type": ["string", "null"], "description": "the default model; null when none is configured"},
+        "sandbox": {"enum": ["strong", "medium", "basic"], "description": "the tier a real run's scripts get here "
+                    "(a dry run fails as a real run would when sandbox.require cannot be met)"},
         "calls": {"type": "array", "description": "the calls a run makes first, in order: the analyzer's for files "
                   "only the model can describe, then the planner's first step (one per question)",
                   "items": {"type": "object", "required": ["id", "role", "model", "about", "messages",

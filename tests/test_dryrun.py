@@ -71,7 +71,7 @@ def test_dry_run_needs_no_api_key_and_its_json_validates(tmp_path):
     jsonschema.validate(dry, schema())
     assert (dry["outcome"], dry["sent"], dry["model"], dry["question"]) == ("dry_run", False, "openai/gpt-4.1",
                                                                           QUESTION)
-    assert dry["credentials_missing"] == ["OPENAI_API_KEY"]
+    assert dry["credentials_missing"] == ["OPENAI_API_KEY"] and dry["sandbox"] in ("strong", "medium", "basic")
     assert any("OPENAI_API_KEY" in note for note in dry["notes"])
     assert dry["token_count"] == {"method": "litellm.token_counter", "exact": True}  # gpt-4.1's own tokenizer.
     call = dry["calls"][0]
@@ -115,6 +115,17 @@ def test_bad_input_fails_as_a_real_run_does(tmp_path, folder, question, model):
         error = json.loads(as_json.stdout)
         jsonschema.validate(error, schema())
         assert (as_json.returncode, error["outcome"], error["error"]["kind"]) == (6, "error", "data_folder")
+
+
+def test_a_sandbox_requirement_this_machine_cannot_meet_fails_the_dry_run_as_a_real_run(tmp_path):
+    (tmp_path / "dsstar.yaml").write_text("sandbox:\n  tier: basic\n  require: medium\n")
+    args = ("ask", str(SAMPLE_DATA), "q?", "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1")
+    real, dry = dsstar(*args, cwd=tmp_path), dsstar(*args, "--dry-run", cwd=tmp_path)
+    assert real.returncode == dry.returncode == 4 and "sandbox.require is 'medium'" in dry.stderr
+    assert dry.stderr.strip().splitlines() == real.stderr.strip().splitlines()[-1:] and dry.stdout == ""
+    (tmp_path / "dsstar.yaml").write_text("sandbox:\n  tier: basic\n")
+    shown = dsstar(*args, "--dry-run", cwd=tmp_path)
+    assert shown.returncode == 0 and "sandbox       basic (the tier a real run's scripts get here)" in shown.stderr
 
 
 def test_a_file_only_the_model_can_describe_shows_the_analyzer_call_and_is_not_cached(tmp_path):

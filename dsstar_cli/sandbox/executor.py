@@ -63,8 +63,7 @@ class Executor:
         self.max_output_bytes = max_output_bytes
         self.max_workdir_mb = max_workdir_mb
         self._secrets = secret_values()
-        linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
-        self.tier = tiers.choose(tier, require) if linux else tiers.choose("basic", require)
+        self.tier = tiers.for_scripts(tier, require)
         self.backend = tiers.strong_backend(strong_backend) if self.tier == "strong" else None
         self.warm = warm
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])

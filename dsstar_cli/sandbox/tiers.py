@@ -124,6 +124,12 @@ def strong_backend(requested: str) -> str:
     return requested
 
 
+def for_scripts(requested: str, required: str) -> str:
+    """The tier this machine gives scripts: `choose`, except that without Linux's pidfd only basic exists."""
+    linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
+    return choose(requested if linux else "basic", required)
+
+
 def choose(requested: str, required: str) -> str:
     """The tier to use: `requested` (auto = the strongest available), refusing anything below `required`."""
     found = probe()
