@@ -119,7 +119,23 @@ def test_wide_csv_is_capped(tmp_path):
     frame = pd.DataFrame([[i] * 2000 for i in range(3)], columns=[f"c{i}" for i in range(2000)])
     frame.to_csv(tmp_path / "wide.csv", index=False)
     d = describe(tmp_path / "wide.csv").description
-    assert "2000 columns" in d and len(d) <= LIMITS.max_description_chars and "size cap" in d
+    # The names are structure (kept up to twice the cap); statistics and sample rows give way first.
+    assert "2000 columns: c0, c1," in d and len(d) <= 2 * LIMITS.max_description_chars and "size cap" in d
+    assert "First 3 rows" not in d and "left out to fit the size cap: column statistics" in d
+
+
+def test_a_workbook_shows_every_sheets_columns_before_any_sheets_samples(tmp_path):
+    """Seven sheets do not fit the cap whole: what goes is sample rows and statistics (from the
+    last sheet back), never a later sheet's load call or column names."""
+    with pd.ExcelWriter(tmp_path / "book.xlsx") as writer:
+        for k in range(7):
+            pd.DataFrame({f"s{k}_col{i}": [f"value {k}-{i}-{r} " * 3 for r in range(20)] for i in range(12)}).to_excel(
+                writer, sheet_name=f"sheet{k}", index=False)
+    d = describe(tmp_path / "book.xlsx").description
+    for k in range(7):
+        assert f"Load with pd.read_excel(path, sheet_name='sheet{k}')" in d and f"s{k}_col11" in d
+    assert len(d) <= LIMITS.max_description_chars and "[left out to fit the size cap: " in d
+    assert "size cap ...]" not in d  # Nothing was cut mid-text.
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")

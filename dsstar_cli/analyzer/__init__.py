@@ -19,6 +19,7 @@ from typing import Callable
 
 from dsstar_cli.analyzer import datasets
 from dsstar_cli.analyzer.bounded import BUDGET_GONE, profile_all
+from dsstar_cli.analyzer.budget import STRUCTURE_FACTOR, Fitted
 from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.discover import list_data_files, outside_check
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
@@ -111,6 +112,8 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
         # Documents keep their whole text: the prompt shows them in full or by section (documents.py).
         whole = method == "builtin" and text.partition("\n")[0].endswith(IN_FULL)
         cap = limits.max_text_bytes + 200 if whole else limits.max_description_chars
+        if isinstance(text, Fitted):  # Already fitted by rank: its structure may exceed the cap.
+            cap *= STRUCTURE_FACTOR
         return FileDescription(str(relative), fmt, size, method, _cap(text, cap))
     except ProfileError as exc:
         return FileDescription(str(relative), fmt, size, "builtin", f"Unusable as {fmt}: {exc}.", str(exc))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dsstar_cli.analyzer.frame import describe_frame
+from dsstar_cli.analyzer.budget import Part, fit
+from dsstar_cli.analyzer.frame import frame_parts
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 
 SAMPLE_ROWS = 20_000
@@ -27,7 +28,9 @@ def profile_parquet(path: Path, limits: AnalyzerLimits) -> str:
     summary = (f"Parquet file: {meta.num_rows:,} rows (exact, from the metadata) in {meta.num_row_groups} row "
                f"group(s); {meta.num_columns} columns. Load with pd.read_parquet(path) "
                "(columns=[...] reads only the columns you need).")
-    return "\n".join([summary, _schema_line(parquet.schema_arrow), describe_frame(frame, limits.sample_rows, sampled)])
+    return fit([Part(summary), Part(_schema_line(parquet.schema_arrow)),
+                *frame_parts(frame, limits.sample_rows, sampled)],
+               limits.max_description_chars)
 
 
 def profile_feather(path: Path, limits: AnalyzerLimits) -> str:
@@ -44,7 +47,9 @@ def profile_feather(path: Path, limits: AnalyzerLimits) -> str:
     sampled = f" (figures from the first {len(frame):,} of {rows:,} rows)" if len(frame) < rows else ""
     summary = (f"Feather (Arrow IPC) file: {rows:,} rows (exact), {len(reader.schema)} columns. "
                "Load with pd.read_feather(path).")
-    return "\n".join([summary, _schema_line(reader.schema), describe_frame(frame, limits.sample_rows, sampled)])
+    return fit([Part(summary), Part(_schema_line(reader.schema)),
+                *frame_parts(frame, limits.sample_rows, sampled)],
+               limits.max_description_chars)
 
 
 def _schema_line(schema) -> str:

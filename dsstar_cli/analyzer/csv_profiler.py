@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from dsstar_cli.analyzer.encoding import Utf8Check, choose
-from dsstar_cli.analyzer.frame import describe_frame
+from dsstar_cli.analyzer.budget import Part, fit
+from dsstar_cli.analyzer.frame import frame_parts
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError, read_text_head
 from dsstar_cli.analyzer.number_format import number_options
 from dsstar_cli.analyzer.table_shape import filled, first_row_is_data, has_index_column, header_row
@@ -182,7 +183,8 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     if repeats:
         notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): several "
                      "tables stacked in one.")
-    return "\n".join([summary, *notes, describe_frame(frame, limits.sample_rows, sampled)])
+    return fit([Part(summary), *map(Part, notes), *frame_parts(frame, limits.sample_rows, sampled)],
+               limits.max_description_chars)
 
 
 def repeated_header_rows(raw: pd.DataFrame) -> list[int]:

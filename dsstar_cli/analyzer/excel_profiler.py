@@ -11,7 +11,8 @@ from pathlib import Path
 import pandas as pd
 
 from dsstar_cli.analyzer.table_shape import filled, first_row_is_data, has_index_column, header_row
-from dsstar_cli.analyzer.frame import describe_frame
+from dsstar_cli.analyzer.budget import Fitted, Part, fit
+from dsstar_cli.analyzer.frame import frame_parts
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 
 FULL_SHEET_CELLS = 400_000  # Sheets up to this many cells are read whole; larger ones from the top.
@@ -23,7 +24,7 @@ MERGED_UP_TO_BYTES = 10 * 1024 * 1024  # Merged ranges need a full (non-streamin
 warnings.filterwarnings("ignore", category=UserWarning, module="openpyxl")
 
 
-def profile_excel(path: Path, limits: AnalyzerLimits) -> str:
+def profile_excel(path: Path, limits: AnalyzerLimits) -> Fitted:
     import openpyxl  # Imported here: only folders with workbooks pay for it.
 
     try:
@@ -37,13 +38,13 @@ def profile_excel(path: Path, limits: AnalyzerLimits) -> str:
         workbook.close()
     merged = _merged_ranges(path) if path.stat().st_size <= MERGED_UP_TO_BYTES else {}
     listing = ", ".join(f"{title!r} ({rows:,} rows x {cols:,} columns)" for title, rows, cols in sheets)
-    parts = [f"Excel workbook with {len(sheets)} sheet(s): {listing}."]
+    parts = [Part(f"Excel workbook with {len(sheets)} sheet(s): {listing}.")]
     for title, max_row, max_col in sheets[:MAX_SHEETS]:
-        parts.append("")
+        parts.append(Part(""))
         parts.extend(_describe_sheet(path, title, max_row, max_col, merged.get(title, []), limits))
     if len(sheets) > MAX_SHEETS:
-        parts.append(f"... and {len(sheets) - MAX_SHEETS} more sheets not described.")
-    return "\n".join(parts)
+        parts.append(Part(f"... and {len(sheets) - MAX_SHEETS} more sheets not described."))
+    return fit(parts, limits.max_description_chars)  # Every sheet's columns before any sample rows.
 
 
 def _text(value) -> str:
@@ -55,10 +56,10 @@ def _text(value) -> str:
 
 
 def _describe_sheet(path: Path, title: str, max_row: int, max_col: int, merged: list[str],
-                    limits: AnalyzerLimits) -> list[str]:
+                    limits: AnalyzerLimits) -> list[Part]:
     top = pd.read_excel(path, sheet_name=title, header=None, nrows=LAYOUT_ROWS, engine="openpyxl")
     if top.empty:
-        return [f"Sheet {title!r}: empty."]
+        return [Part(f"Sheet {title!r}: empty.")]
     head = [[_text(v) for v in row] for row in top.itertuples(index=False)]
     header = header_row(head)
     table = [row for row in head[header:] if filled(row)]
@@ -91,8 +92,8 @@ def _describe_sheet(path: Path, title: str, max_row: int, max_col: int, merged: 
         lines.append(f"Merged cells ({len(merged)}): {', '.join(merged[:10])}" + (" ..." if len(merged) > 10 else "")
                      + " (pandas fills only the first cell of each).")
     sampled = f" (figures from the first {len(frame):,} of {rows:,} rows)" if len(frame) < rows else ""
-    lines.append(describe_frame(frame, limits.sample_rows, sampled) if len(frame.columns) else "(no columns)")
-    return lines
+    parts = [Part(line) for line in lines]
+    return parts + (frame_parts(frame, limits.sample_rows, sampled) if len(frame.columns) else [Part("(no columns)")])
 
 
 def _merged_ranges(path: Path) -> dict[str, list[str]]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from dsstar_cli.analyzer.budget import DETAIL, SAMPLE, Part
+
 ALL_VALUES_UP_TO = 12     # A column with this few distinct values lists them all.
 MAX_VALUE_CHARS = 60
 DETAILED_COLUMNS = 30     # Tables up to this wide get every column in detail;
-WIDE_DETAILED = 12        # wider ones only their first columns, the rest as names and types.
-OTHER_COLUMNS_CHARS = 1200
+WIDE_DETAILED = 12        # wider ones every name, and only their first columns in detail.
+NAMES_CHARS = 4000        # A wide table's column names, listed in full up to this.
 
 
 def _short(value) -> str:
@@ -40,32 +42,46 @@ def describe_column(series: pd.Series) -> str:
     return f"{', '.join(parts)}; {len(distinct)} distinct; e.g. {examples}"
 
 
-def _other_columns(frame: pd.DataFrame, detailed: int) -> str:
-    """Wide tables: the remaining columns by name and type only, within a character budget."""
-    rest = frame.columns[detailed:]
-    shown, used = [], 0
-    for name in rest:
-        item = f"{name!s} ({frame[name].dtype})"
-        if used + len(item) > OTHER_COLUMNS_CHARS:
+def _name(name) -> str:
+    text = str(name)
+    return repr(text) if text != text.strip() or ", " in text or not text else text
+
+
+def _all_names(frame: pd.DataFrame) -> str:
+    """Every column's name, within NAMES_CHARS: the structure a script needs even when no detail fits."""
+    names, used = [], 0
+    for name in frame.columns:
+        item = _name(name)
+        if used + len(item) > NAMES_CHARS:
             break
-        shown.append(item)
+        names.append(item)
         used += len(item) + 2
-    more = f", ... and {len(rest) - len(shown):,} more" if len(shown) < len(rest) else ""
-    return f"Other columns ({len(rest):,}): {', '.join(shown)}{more}"
+    more = f", ... and {len(frame.columns) - len(names):,} more" if len(names) < len(frame.columns) else ""
+    return ", ".join(names) + more
+
+
+def frame_parts(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> list[Part]:
+    """The description as ranked parts (budget.py): the columns' names are structure, their
+    statistics detail, the first rows a sample. A wide table lists every name, then details the
+    first WIDE_DETAILED columns."""
+    width = len(frame.columns)
+    plural = "" if width == 1 else "s"
+    if width <= DETAILED_COLUMNS:
+        details = [f"- {_name(name)}: {describe_column(frame[name])}" for name in frame.columns]
+        parts = [Part(f"{width} column{plural}{rows_note}:"),
+                 Part("\n".join(details), DETAIL, short=f"  names: {_all_names(frame)}")]
+    else:
+        details = [f"- {_name(name)}: {describe_column(frame[name])}" for name in frame.columns[:WIDE_DETAILED]]
+        parts = [Part(f"{width} columns{rows_note}: {_all_names(frame)}"),
+                 Part(f"The first {WIDE_DETAILED} in detail:\n" + "\n".join(details), DETAIL)]
+    if sample_rows and len(frame):
+        with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
+            shown = min(sample_rows, len(frame))
+            parts.append(Part((f"First {shown} rows:" if shown > 1 else "First row:") + "\n"
+                              + frame.head(sample_rows).to_string(index=False), SAMPLE))
+    return parts
 
 
 def describe_frame(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> str:
     """Column-by-column summary plus a few example rows. `rows_note` says if rows were sampled."""
-    width = len(frame.columns)
-    lines = [f"{width} column{'' if width == 1 else 's'}{rows_note}:"]
-    detailed = DETAILED_COLUMNS if len(frame.columns) <= DETAILED_COLUMNS else WIDE_DETAILED
-    for name in frame.columns[:detailed]:
-        lines.append(f"- {name!s}: {describe_column(frame[name])}")
-    if len(frame.columns) > detailed:
-        lines.append(_other_columns(frame, detailed))
-    if sample_rows and len(frame):
-        with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
-            shown = min(sample_rows, len(frame))
-            lines.append(f"First {shown} rows:" if shown > 1 else "First row:")
-            lines.append(frame.head(sample_rows).to_string(index=False))
-    return "\n".join(lines)
+    return "\n".join(part.text for part in frame_parts(frame, sample_rows, rows_note))

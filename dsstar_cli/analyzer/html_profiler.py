@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dsstar_cli.analyzer.budget import SAMPLE, Fitted, Part, fit
 from dsstar_cli.analyzer.limits import AnalyzerLimits, read_text_head
 
 MAX_BYTES = 20 * 1024 * 1024
@@ -97,7 +98,7 @@ def _short(value):
     return value[:60] if isinstance(value, str) else value
 
 
-def profile_html(path: Path, limits: AnalyzerLimits) -> str:
+def profile_html(path: Path, limits: AnalyzerLimits) -> Fitted:
     raw, size = read_text_head(path, MAX_BYTES, "HTML")
     text = raw.decode("utf-8", errors="replace")
     outline = _Outline()
@@ -106,11 +107,11 @@ def profile_html(path: Path, limits: AnalyzerLimits) -> str:
     frames = _read_html(path) if len(raw) == size else None
     read = "" if len(raw) == size else f" (first {len(raw):,} bytes read)"
     count = len(frames) if frames is not None else len(outline.tables)
-    parts = [f"HTML page{read}, {size:,} bytes" + (f", title {outline.title!r}" if outline.title else "") +
-             f"; {count} table(s). Table k loads with pd.read_html(path)[k] (match=... picks one by its text)."]
+    parts = [Part(f"HTML page{read}, {size:,} bytes" + (f", title {outline.title!r}" if outline.title else "") +
+                  f"; {count} table(s). Table k loads with pd.read_html(path)[k] (match=... picks one by its text).")]
     if outline.headings:
-        parts.append(f"Headings ({len(outline.headings)}):")
-        parts.extend(f"  line {line}: {tag} {text[:120]}" for line, tag, text in outline.headings[:MAX_HEADINGS])
+        parts.append(Part(f"Headings ({len(outline.headings)}):\n" + "\n".join(
+            f"  line {line}: {tag} {text[:120]}" for line, tag, text in outline.headings[:MAX_HEADINGS])))
     located = frames is None or len(frames) == len(outline.tables)  # Line numbers and captions line up.
     for number in range(min(count, MAX_TABLES)):
         table = outline.tables[number] if located else None
@@ -118,17 +119,31 @@ def profile_html(path: Path, limits: AnalyzerLimits) -> str:
         caption = f" caption {table['caption']!r}," if table and table["caption"] else ""
         if frames is not None:
             frame = frames[number]
-            parts.append(f"Table {number} = pd.read_html(path)[{number}]{where},{caption} {len(frame):,} rows x "
-                         f"{len(frame.columns)} columns; columns: "
-                         + ", ".join(repr(_short(c) if not isinstance(c, tuple) else tuple(map(_short, c)))
-                                     for c in list(frame.columns)[:30]))
-            parts.extend(f"  {_cells(row)}" for row in frame.head(limits.sample_rows).itertuples(index=False))
+            parts.append(Part(f"Table {number} = pd.read_html(path)[{number}]{where},{caption} {len(frame):,} rows x "
+                              f"{len(frame.columns)} columns; {_columns(frame.columns)}"))
+            parts.append(Part("\n".join(f"  {_cells(row)}" for row in frame.head(limits.sample_rows).itertuples(
+                index=False)), SAMPLE))
         else:
             header = table["header"] or (table["rows"][0] if table["rows"] else [])
-            parts.append(f"Table {number} = pd.read_html(path)[{number}]{where},{caption} {len(table['rows']):,} rows x "
-                         f"{max((len(r) for r in table['rows']), default=len(header))} columns; header cells: "
-                         + ", ".join(repr(h[:60]) for h in header[:30]))
-            parts.extend(f"  {row[:12]!r}"[:300] for row in table["rows"][:limits.sample_rows])
+            parts.append(Part(f"Table {number} = pd.read_html(path)[{number}]{where},{caption} {len(table['rows']):,} "
+                              f"rows x {max((len(r) for r in table['rows']), default=len(header))} columns; "
+                              "header cells: " + ", ".join(repr(h[:60]) for h in header[:30])))
+            parts.append(Part("\n".join(f"  {row[:12]!r}"[:300] for row in table["rows"][:limits.sample_rows]), SAMPLE))
     if count > MAX_TABLES:
-        parts.append(f"... and {count - MAX_TABLES} more tables.")
-    return "\n".join(parts)
+        parts.append(Part(f"... and {count - MAX_TABLES} more tables."))
+    return fit([part for part in parts if part.text], limits.max_description_chars)
+
+
+def _columns(columns) -> str:
+    """A table's column names; a header of several rows whose top row is one title (a navigation
+    box's) says that title once instead of in every column's tuple."""
+    names = list(columns)
+    if names and all(isinstance(c, tuple) for c in names):
+        tops = {c[0] for c in names}
+        if len(tops) == 1:
+            top = next(iter(tops))
+            inner = [c[1:] if len(c) > 2 else c[1] for c in names]
+            return (f"header of {len(names[0])} rows, the top one {_short(top)!r} over every column; columns (the "
+                    "tuples pandas gives): (top, " + "), (top, ".join(repr(_short(c)) for c in inner[:30]) + ")")
+        return "columns: " + ", ".join(repr(tuple(map(_short, c))) for c in names[:30])
+    return "columns: " + ", ".join(repr(_short(c)) for c in names[:30])
