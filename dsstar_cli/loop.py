@@ -78,6 +78,7 @@ class DSStarLoop:
         self.best: Attempt | None = None   # The latest script that ran: what the finalizer works from.
         self.verified = False
         self.reason = ""                   # The verifier's why, for the router and the planner.
+        self.route_why = ""                # The router's why, for the planner.
 
     def run(self, task: Task, files: list[FileDescription], others: list[FileDescription] = (),
             state: dict | None = None) -> LoopResult:
@@ -118,7 +119,7 @@ class DSStarLoop:
         steps = self._steps()
         decision = self.agent.ask(router.ROLE, router.messages(self.context, steps, self._output(last), self.reason),
                                   router.parser(len(steps)), steps=str(len(steps)))
-        action, step = decision or ("add", None)  # Documented fallback: an unreadable decision adds a step.
+        action, step, self.route_why = decision or ("add", None, "")  # Unreadable: add a step (documented).
         dropped = steps[step - 1:] if action == "fix" else []
         if action == "fix":
             del self.plan[step - 1:]
@@ -134,7 +135,7 @@ class DSStarLoop:
             messages = planner.first_step_messages(self.context)
         else:
             messages = planner.next_step_messages(self.context, self._steps(), self._output(last), dropped,
-                                                  self.reason)
+                                                  self.reason, self.route_why)
         step = self.agent.ask(planner.ROLE, messages, planner.parse)
         if step is None:
             raise ModelError("the planner gave no usable step, even after a format reminder")

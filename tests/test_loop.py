@@ -79,6 +79,7 @@ def test_the_verifiers_reason_reaches_the_event_the_router_and_the_planner(confi
     router_prompt = [m for role, m in model.calls if role == "router"][0][-1]["content"]
     planner_prompt = [m for role, m in model.calls if role == "planner"][1][-1]["content"]
     assert f"# Why the verifier said No\n{why}" in router_prompt and why in planner_prompt
+    assert "Why the router" not in planner_prompt  # A bare "Add Step" gives the planner nothing more.
 
 
 def test_every_call_of_a_run_starts_with_the_same_context(config, sample_copy):
@@ -134,6 +135,7 @@ def test_fix_step_drops_it_and_everything_after_then_replans(config, sample_copy
     # The re-planning prompt names the dropped step; the coder extends step 1's script, not step 2's.
     planner_prompt = [m for role, m in model.calls if role == "planner"][2][-1]["content"]
     assert "Filter the wrong month." in planner_prompt
+    assert "# Why the router chose to drop those steps\nuses the wrong month." in planner_prompt
     third_coder_prompt = [m for role, m in model.calls if role == "coder"][2][-1]["content"]
     assert "script 1" in third_coder_prompt and "script 2" not in third_coder_prompt
     assert rec.of("plan")[-1]["dropped"] == ["Filter the wrong month."]

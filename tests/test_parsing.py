@@ -1,6 +1,6 @@
 import pytest
 
-from dsstar_cli.roles.parsing import extract_code, parse_route, parse_step, parse_verdict
+from dsstar_cli.roles.parsing import extract_code, parse_route, parse_step, parse_verdict, route_why
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -50,6 +50,16 @@ def test_parse_verdict_unreadable(reply):
 ])
 def test_parse_route(reply, length, expected):
     assert parse_route(reply, length) == expected
+
+
+@pytest.mark.parametrize("reply, why", [
+    ("Add Step\nThe output lacks the names.", "The output lacks the names."),
+    ("**Step 2** - filters the wrong month", "filters the wrong month"),
+    ("The mistake is in step 1: wrong column.", "wrong column."),
+    ("Add Step", ""),
+])
+def test_route_why_is_what_follows_the_decision(reply, why):
+    assert route_why(reply) == why
 
 
 @pytest.mark.parametrize("reply, length", [("Step 5", 3), ("Step 0", 2), ("hmm", 2), ("", 1)])

@@ -74,6 +74,15 @@ def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
     return None
 
 
+def route_why(reply: str, limit: int = 400) -> str:
+    """The router's reason: what follows its first decision ("Step 2 - the filter is wrong" gives
+    "the filter is wrong"), on one line, at most `limit` characters."""
+    text = re.sub(r"[*_`#>]", " ", reply)
+    found = [m for m in (ADD_STEP.search(text), STEP_REF.search(text)) if m]
+    rest = text[min(m.end() for m in found):] if found else ""
+    return " ".join(rest.split()).lstrip(":.-—–, ")[:limit]
+
+
 def parse_step(reply: str) -> str | None:
     """A plan step as plain text: fences and 'Step 3:'-style prefixes removed."""
     text = FENCE.sub(lambda m: m.group(2), reply).strip()
