@@ -363,3 +363,17 @@ def test_an_ask_run_over_a_big_folder_describes_only_the_relevant_files(tmp_path
     planner_prompt = model.calls[0][1][0]["content"]
     assert "## identity_theft_by_state.csv" in planner_prompt and "## Other files in the folder (120" in planner_prompt
     assert planner_prompt.count("\n## table_") == 0
+
+
+def test_a_listed_file_gets_a_line_saying_what_it_holds(tmp_path):
+    """A small file the budget leaves out of the prompt is still told by its title, rows and
+    columns, so the planner can tell it holds the figure without spending a round to look."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "fraud_losses.csv").write_text("Fraud Losses by Age\n,\nAge,Loss\n20,5\n30,7\n")
+    (data / "report_count.csv").write_text("Number of Reports by Year\n,\nYear,# of Reports\n2023,10\n2024,12\n")
+    files = analyze_folder(data, LIMITS, Recorder(), "builtin")
+    selection = select_files(files, "fraud losses by age", 100, 1)  # Room for the best file only.
+    assert [f.path for f in selection.listed] == ["report_count.csv"]
+    assert "- report_count.csv: 'Number of Reports by Year'; 2 rows; columns Year, # of Reports" in files_prompt(
+        selection)
