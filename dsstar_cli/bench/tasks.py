@@ -15,8 +15,10 @@ LEVELS = ("easy", "medium", "hard")
 _KRAMABENCH_GUIDELINES = {
     "numeric_exact": "Answer with just the number, no units or words.",
     "numeric_approximate": "Answer with just the number, no units or words.",
-    "string_exact": "Answer with just the value, exactly as it appears in the data, no explanation.",
-    "string_approximate": "Answer with just the value, as it appears in the data, no explanation.",
+    "string_exact": "Answer with just the value, exactly as it appears in the data (or in the form the question "
+                    "names, such as Yes/No or True/False), no explanation.",
+    "string_approximate": "Answer with just the value, as it appears in the data (or in the form the question "
+                          "names), no explanation.",
     "list_exact": "Answer with a Python-style list of the values, e.g. ['a', 'b'].",
     "list_approximate": "Answer with a Python-style list of the values, e.g. ['a', 'b'].",
 }
