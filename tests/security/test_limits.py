@@ -11,7 +11,10 @@ def test_the_deadline_ends_a_busy_loop_and_a_script_ignoring_sigterm(box):
         started = time.monotonic()
         result = box.run(code, timeout_s=0.5)
         assert result.timed_out and not result.ok, code
-        assert time.monotonic() - started < 0.5 + 3, f"{code!r} took {time.monotonic() - started:.1f}s"
+        # The script's own time (from its start to its end, kill included) is the deadline's to bound;
+        # the wall time also holds the worker's start and the data checks, slow on a loaded machine.
+        assert result.seconds < 0.5 + 3, f"{code!r} ran {result.seconds:.1f}s"
+        assert time.monotonic() - started < 0.5 + 20, f"{code!r} took {time.monotonic() - started:.1f}s"
 
 
 def test_memory_and_output_are_capped(box):
