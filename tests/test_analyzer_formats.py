@@ -377,3 +377,13 @@ def test_a_listed_file_gets_a_line_saying_what_it_holds(tmp_path):
     assert [f.path for f in selection.listed] == ["report_count.csv"]
     assert "- report_count.csv: 'Number of Reports by Year'; 2 rows; columns Year, # of Reports" in files_prompt(
         selection)
+
+
+def test_a_wide_table_details_its_few_valued_columns_first(tmp_path):
+    """Past 30 columns not every column is detailed: those holding a few values (what a question
+    filters on) come first, wherever they stand in the table."""
+    frame = pd.DataFrame({f"c{i}": range(20) for i in range(40)})
+    frame["c35"] = ["Tumor", "Normal"] * 10
+    frame.to_csv(tmp_path / "wide.csv", index=False)
+    d = describe(tmp_path / "wide.csv").description
+    assert d.index("- c35: ") < d.index("- c0: ") and "'Tumor' (10)" in d

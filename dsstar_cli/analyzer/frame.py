@@ -9,7 +9,7 @@ from dsstar_cli.analyzer.budget import DETAIL, SAMPLE, Part
 ALL_VALUES_UP_TO = 12     # A column with this few distinct values lists them all.
 MAX_VALUE_CHARS = 60
 DETAILED_COLUMNS = 30     # Tables up to this wide get every column in detail;
-WIDE_DETAILED = 12        # wider ones every name, and only their first columns in detail.
+WIDE_DETAILED = 12        # wider ones every name, and this many in detail (few-valued first).
 NAMES_CHARS = 4000        # A wide table's column names, listed in full up to this.
 
 
@@ -60,10 +60,22 @@ def _all_names(frame: pd.DataFrame) -> str:
     return ", ".join(names) + more
 
 
+def _wide_detailed(frame: pd.DataFrame) -> list:
+    """The WIDE_DETAILED columns a wide table details: those holding a few values (2 to
+    ALL_VALUES_UP_TO, what filters are made of) first, in table order, then the first others."""
+    def few(name) -> bool:
+        try:
+            return 2 <= frame[name].nunique() <= ALL_VALUES_UP_TO
+        except TypeError:  # Unhashable cells.
+            return False
+    filters = [name for name in frame.columns if few(name)]
+    return (filters + [name for name in frame.columns if name not in filters])[:WIDE_DETAILED]
+
+
 def frame_parts(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> list[Part]:
     """The description as ranked parts (budget.py): the columns' names are structure, their
-    statistics detail, the first rows a sample. A wide table lists every name, then details the
-    first WIDE_DETAILED columns."""
+    statistics detail, the first rows a sample. A wide table lists every name, then details
+    WIDE_DETAILED columns, each a part of its own (as many as fit)."""
     width = len(frame.columns)
     plural = "" if width == 1 else "s"
     if width <= DETAILED_COLUMNS:
@@ -71,9 +83,10 @@ def frame_parts(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> l
         parts = [Part(f"{width} column{plural}{rows_note}:"),
                  Part("\n".join(details), DETAIL, short=f"  names: {_all_names(frame)}")]
     else:
-        details = [f"- {_name(name)}: {describe_column(frame[name])}" for name in frame.columns[:WIDE_DETAILED]]
-        parts = [Part(f"{width} columns{rows_note}: {_all_names(frame)}"),
-                 Part(f"The first {WIDE_DETAILED} in detail:\n" + "\n".join(details), DETAIL)]
+        chosen = _wide_detailed(frame)
+        parts = [Part(f"{width} columns{rows_note}: {_all_names(frame)}")]
+        parts += [Part(("In detail, the columns with few values first:\n" if i == 0 else "")
+                       + f"- {_name(name)}: {describe_column(frame[name])}", DETAIL) for i, name in enumerate(chosen)]
     if sample_rows and len(frame):
         with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
             shown = min(sample_rows, len(frame))
