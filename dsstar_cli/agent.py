@@ -11,7 +11,7 @@ from typing import Callable, TypeVar
 from dsstar_cli.errors import stop_signal
 from dsstar_cli.events import Event, Sink
 from dsstar_cli.model import ContextTooLong, Messages, Models, Reply, RunDeadline
-from dsstar_cli.roles import clip, debugger, format_reminder, keep_evidence
+from dsstar_cli.roles import clip, debugger, evidence_cut, format_reminder, keep_evidence
 from dsstar_cli.roles.context import RunContext
 from dsstar_cli.runlog import RunFolder
 from dsstar_cli.sandbox import Execution, Executor
@@ -49,6 +49,12 @@ class Attempt:
         printed = self.execution.stdout.strip()
         failure = clip(self.execution.failure(), max_chars // 2)
         return (keep_evidence(printed, max_chars // 2) + "\n" if printed else "") + f"The script FAILED:\n{failure}"
+
+    def cut_chars(self, max_chars: int) -> int:
+        """How much of what the script printed reviewers were not shown."""
+        if self.execution is None:
+            return 0
+        return evidence_cut(self.execution.stdout.strip(), max_chars if self.execution.ok else max_chars // 2)
 
     @property
     def printed_chars(self) -> int:

@@ -146,8 +146,9 @@ class DSStarLoop:
     def _implement(self) -> Attempt:
         """Coder extends the script of the steps before the new one; the whole script re-runs."""
         base = self.plan[-2].code if len(self.plan) > 1 else None
-        printed = self.last.printed_chars if self.last else 0  # Told when its output was cut.
-        messages = coder.messages(self.context, self._steps(), base, self.output_chars, printed)
+        printed = self.last.printed_chars if self.last else 0  # Told when its output was cut, and how much.
+        cut = self.last.cut_chars(self.output_chars) if self.last else 0
+        messages = coder.messages(self.context, self._steps(), base, self.output_chars, printed, cut)
         attempt = self.agent.write_and_run(coder.ROLE, messages, "solution", self.context)
         self.plan[-1].code = attempt.code
         return attempt

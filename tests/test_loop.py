@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import io
 from pathlib import Path
 
@@ -114,7 +116,11 @@ def test_the_coder_is_told_when_its_output_was_cut(config, sample_copy):
     coder_prompts = [m[-1]["content"] for role, m in model.calls if role == "coder"]
     printed = len("\n".join(f"row {i} " + "x" * 20 for i in range(2000)) + "\ntotal rows: 2000")
     note = f"Note: the last script printed {printed:,} characters"
-    assert note not in coder_prompts[0] and note in coder_prompts[1] and "characters; reviewers saw 6,000" in coder_prompts[1]
+    assert note not in coder_prompts[0] and note in coder_prompts[1] and "more than the 6,000 reviewers" in coder_prompts[1]
+    # The same count of characters cut as the reviewers' own marker says.
+    cut = re.search(r"characters printed, ([\d,]+) cut;", [m for role, m in model.calls if role == "verifier"][0][-1][
+        "content"]).group(1)
+    assert f"reviewers are shown: {cut} were cut" in coder_prompts[1]
     verifier_prompt = [m for role, m in model.calls if role == "verifier"][0][-1]["content"]
     assert "total rows: 2000" in verifier_prompt and "output cut:" in verifier_prompt
 

@@ -57,6 +57,7 @@ def test_parse_route(reply, length, expected):
     ("**Step 2** - filters the wrong month", "filters the wrong month"),
     ("The mistake is in step 1: wrong column.", "wrong column."),
     ("Add Step", ""),
+    ("Add Step: " + "word " * 200, ("word " * 120).strip() + " [...]"),  # Cut at a word, marked.
 ])
 def test_route_why_is_what_follows_the_decision(reply, why):
     assert route_why(reply) == why

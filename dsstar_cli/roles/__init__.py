@@ -59,6 +59,21 @@ def keep_evidence(text: str, max_chars: int) -> str:
     (in order, while they fit in two thirds of the room) and the end, with a marker saying how much went."""
     if len(text) <= max_chars:
         return text
+    kept, tail = _evidence(text, max_chars)
+    marker = (f"[... output cut: {len(text):,} characters printed, {evidence_cut(text, max_chars):,} cut; kept "
+              f"{len(kept)} labelled line(s) above and the last {len(tail):,} characters below ...]")
+    return "\n".join(kept + [marker, tail])
+
+
+def evidence_cut(text: str, max_chars: int) -> int:
+    """How many characters of `text` keep_evidence leaves out (0 when it fits)."""
+    if len(text) <= max_chars:
+        return 0
+    kept, tail = _evidence(text, max_chars)
+    return len(text) - sum(len(line) + 1 for line in kept) - len(tail)
+
+
+def _evidence(text: str, max_chars: int) -> tuple[list[str], str]:
     tail_room = max_chars // 3
     head, tail = text[:-tail_room], text[-tail_room:]
     room = max_chars - tail_room - 120
@@ -70,10 +85,7 @@ def keep_evidence(text: str, max_chars: int) -> str:
                 break
             kept.append(line)
             room -= len(line) + 1
-    shown = sum(len(line) + 1 for line in kept)
-    marker = (f"[... output cut: {len(text):,} characters printed, {len(text) - shown - len(tail):,} cut; kept "
-              f"{len(kept)} labelled line(s) above and the last {len(tail):,} characters below ...]")
-    return "\n".join(kept + [marker, tail])
+    return kept, tail
 
 
 def code_block(code: str) -> str:

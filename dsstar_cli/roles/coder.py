@@ -10,17 +10,18 @@ parse = extract_code
 
 
 def messages(context: RunContext, plan: list[str], base_code: str | None, output_chars: int,
-             printed_chars: int = 0) -> Messages:
-    """`printed_chars`: how much the last script printed, when that was more than reviewers are shown."""
+             printed_chars: int = 0, cut_chars: int = 0) -> Messages:
+    """`printed_chars`: how much the last script printed; `cut_chars`: how much of it reviewers
+    were not shown (keep_evidence), when any."""
     base = ""
     if base_code:
         done = len(plan) - 1
         base = (f"# Base code\nThis script already implements steps 1-{done} of the plan. Extend it to "
                 f"implement step {len(plan)} too, keeping what works:\n{code_block(base_code)}\n")
     cut_note = ""
-    if printed_chars > output_chars:
-        cut_note = (f"\nNote: the last script printed {printed_chars:,} characters; reviewers saw {output_chars:,} "
-                    f"of them ({printed_chars - output_chars:,} cut: only labelled lines and the end were kept). "
+    if cut_chars:
+        cut_note = (f"\nNote: the last script printed {printed_chars:,} characters, more than the {output_chars:,} "
+                    f"reviewers are shown: {cut_chars:,} were cut (only labelled lines and the end were kept). "
                     "Print less: compact labelled results.\n")
     return render(ROLE, "write", context.full, plan=numbered(plan), base_code_section=base, cut_note=cut_note,
                   output_chars=f"{output_chars:,}")

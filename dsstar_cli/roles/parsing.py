@@ -74,13 +74,14 @@ def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
     return None
 
 
-def route_why(reply: str, limit: int = 400) -> str:
+def route_why(reply: str, limit: int = 600) -> str:
     """The router's reason: what follows its first decision ("Step 2 - the filter is wrong" gives
-    "the filter is wrong"), on one line, at most `limit` characters."""
+    "the filter is wrong"), on one line, at most `limit` characters (cut at a word, marked)."""
     text = re.sub(r"[*_`#>]", " ", reply)
     found = [m for m in (ADD_STEP.search(text), STEP_REF.search(text)) if m]
     rest = text[min(m.end() for m in found):] if found else ""
-    return " ".join(rest.split()).lstrip(":.-—–, ")[:limit]
+    why = " ".join(rest.split()).lstrip(":.-—–, ")
+    return why if len(why) <= limit else why[:limit].rsplit(" ", 1)[0] + " [...]"
 
 
 def parse_step(reply: str) -> str | None:
