@@ -387,3 +387,29 @@ def test_a_wide_table_details_its_few_valued_columns_first(tmp_path):
     frame.to_csv(tmp_path / "wide.csv", index=False)
     d = describe(tmp_path / "wide.csv").description
     assert d.index("- c35: ") < d.index("- c0: ") and "'Tumor' (10)" in d
+
+
+STACKED = ("Losses by Amount,,\n,,\nNumber of Reports,\"2,600\",\nReports with a Loss,987,38% of the total\n,,\n"
+           "Losses in $1 - $1000,,\nAmount Lost,# of Reports,\n$1 - $100,\"1,200\",\n$101 - $500,300,\n"
+           "$501 - $1000,100,\n,,\nLosses over $1000,,\nAmount Lost,# of Reports,\n$1001 - $5000,80,\n"
+           "More than $5000,20,\n,,\nSource: a data book,,\n")
+
+
+def test_blocks_separated_by_empty_rows_are_told_apart_each_with_a_loader_that_loads_it(tmp_path):
+    """A page of a report: label-value rows, then two titled tables. Read as one table the first
+    block's values become its header; each block is named, and each table's call loads it."""
+    (tmp_path / "stacked.csv").write_text(STACKED)
+    d = describe(tmp_path / "stacked.csv").description
+    assert "The file holds 3 blocks separated by empty rows" in d
+    assert "lines 3-4: Number of Reports | 2,600; Reports with a Loss | 987 | 38% of the total" in d
+    calls = re.findall(r"(\d+) row\(s\): (pd\.read_csv\(path, (?:[^()]|\([^()]*\))*\))", d)
+    assert [n for n, _ in calls] == ["3", "2"]
+    for rows, call in calls:
+        frame = eval(call, {"pd": pd, "path": tmp_path / "stacked.csv"})  # noqa: S307 - our own description
+        assert len(frame) == int(rows) and list(frame.columns) == ["Amount Lost", "# of Reports"]
+    assert frame["# of Reports"].tolist() == [80, 20]
+
+
+def test_one_table_with_notes_below_is_not_taken_for_blocks(tmp_path):
+    (tmp_path / "one.csv").write_text("Title,,\n,,\na,b,c\n1,2,3\n4,5,6\n,,\nNote one,,\nNote two,,\n")
+    assert "blocks separated" not in describe(tmp_path / "one.csv").description

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from dsstar_cli.analyzer.encoding import Utf8Check, choose
+from dsstar_cli.analyzer.blocks import MAX_BYTES as BLOCKS_UP_TO, blocks_note
 from dsstar_cli.analyzer.budget import Part, fit
 from dsstar_cli.analyzer.frame import frame_parts
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError, read_text_head
@@ -179,6 +180,10 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout)
+    stacked = blocks_note(path.read_text(text_encoding, errors="replace"), delimiter, options) \
+        if exact and size <= BLOCKS_UP_TO else None
+    if stacked:
+        notes.append(stacked)
     repeats = repeated_header_rows(raw)
     if repeats:
         notes.append(f"The header repeats at data row(s) {', '.join(map(str, repeats[:5]))} (0-based): several "
