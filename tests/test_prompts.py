@@ -41,3 +41,21 @@ def test_the_shared_context_is_marked_for_anthropic_prompt_caching():
     assert marked[1] == messages[1]
     brief = with_cache_breakpoints([{"role": "system", "content": context.split("\n\n# Data files")[0]}])
     assert brief[0]["content"] == [blocks[0]]  # The verifier's prefix is the same first block.
+
+
+def test_the_coder_and_the_debugger_are_told_the_versions_the_scripts_run_with():
+    """pandas 3 reads text columns as dtype 'str': a script that looks for 'object' columns finds
+    none (a lab helper's script searched no text at all). The scripts' own interpreter's versions
+    are in both prompts."""
+    import importlib.metadata
+
+    from dsstar_cli.roles import coder, debugger
+    from dsstar_cli.roles.context import RunContext
+
+    context = RunContext(full="shared", brief="brief", data_dir="/data")
+    pandas = importlib.metadata.version("pandas")
+    for messages in (coder.messages(context, ["Load."], None, 6000),
+                     debugger.messages(context, "print(1)", "Traceback ...\nKeyError: 'a'")):
+        text = messages[-1]["content"]
+        assert f"pandas {pandas}" in text and "Python 3." in text and "duckdb " in text
+        assert ("dtype 'str'" in text) == (int(pandas.split(".")[0]) >= 3)

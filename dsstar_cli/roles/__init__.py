@@ -5,6 +5,7 @@ shared context (context.py) as the system message, the role's instructions and t
 from __future__ import annotations
 
 import re
+import sys
 from functools import lru_cache
 from importlib import resources
 from string import Template
@@ -35,6 +36,24 @@ def render(role: str, section: str, context: str, **values: str) -> Messages:
                 {"role": "user", "content": sections[section].substitute(values)}]
     task = sections["role"].substitute(values) + "\n\n" + sections[section].substitute(values)
     return [{"role": "system", "content": context}, {"role": "user", "content": task}]
+
+
+@lru_cache(maxsize=None)
+def libraries() -> str:
+    """The interpreter and data libraries the scripts run with (the sandbox uses dsstar's own
+    interpreter), read from the packages' metadata: nothing is imported."""
+    from importlib import metadata
+
+    found = []
+    for name in ("pandas", "numpy", "duckdb", "pyarrow", "openpyxl"):
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        str_dtype = name == "pandas" and int(version.split(".")[0]) >= 3
+        note = " (text columns have dtype 'str', not 'object')" if str_dtype else ""
+        found.append(f"{name} {version}{note}")
+    return f"Python {sys.version.split()[0]}; " + ", ".join(found)
 
 
 def format_reminder(role: str, **values: str) -> str:

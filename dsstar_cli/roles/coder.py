@@ -1,7 +1,7 @@
 """Coder: the whole plan as one script, extending the script that implemented the earlier steps."""
 
 from dsstar_cli.model import Messages
-from dsstar_cli.roles import code_block, numbered, render
+from dsstar_cli.roles import code_block, libraries, numbered, render
 from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code
 
@@ -24,4 +24,4 @@ def messages(context: RunContext, plan: list[str], base_code: str | None, output
                     f"reviewers are shown: {cut_chars:,} were cut (only labelled lines and the end were kept). "
                     "Print less: compact labelled results.\n")
     return render(ROLE, "write", context.full, plan=numbered(plan), base_code_section=base, cut_note=cut_note,
-                  output_chars=f"{output_chars:,}")
+                  output_chars=f"{output_chars:,}", libraries=libraries())

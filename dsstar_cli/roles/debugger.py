@@ -3,7 +3,7 @@
 import re
 
 from dsstar_cli.model import Messages
-from dsstar_cli.roles import keep_evidence, render
+from dsstar_cli.roles import keep_evidence, libraries, render
 from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code
 
@@ -49,4 +49,5 @@ def messages(context: RunContext, code: str, error: str, printed: str = "") -> M
     summary = summarize_error(error)
     if OUT_OF_MEMORY.search(error):  # Steer to the engine that fits, not to a smaller sample.
         summary += MEMORY_HINT
-    return render(ROLE, "repair", context.full, code=code.rstrip(), error=summary, printed=shown)
+    return render(ROLE, "repair", context.full, code=code.rstrip(), error=summary, printed=shown,
+                  libraries=libraries())
