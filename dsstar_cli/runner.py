@@ -185,6 +185,10 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     if check is not None:
         check.start()  # The first output is out: litellm's import now overlaps the rest of the start.
     loop = None
+
+    def idle_loop() -> DSStarLoop:  # For a run stopped before its loop started: its empty state.
+        return DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
+
     try:
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
         shown = check.held(emit) if check else None  # What the analysis says waits for the model check.
@@ -210,14 +214,14 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     except (KeyboardInterrupt, Terminated) as exc:
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
         signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        loop = loop or DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])
+        loop = loop or idle_loop()
         next_step = (f"continue with: dsstar resume {run_folder.path}" if (run_folder.path / STATE_FILE).exists()
                      else "it stopped before its first round ended, so ask the question again")
         outcome = loop.partial("interrupted", f"interrupted by {signal_name}; {next_step}", error_kind=signal_name)
     except DsstarError:
         raise
     except Exception as exc:  # A dsstar bug: this question fails with one line and keeps its traceback;
-        loop = loop or DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"])  # a batch goes on.
+        loop = loop or idle_loop()  # a batch goes on.
         outcome = loop.partial("failed", internal_error(exc, run_folder), error_kind="internal")
     finally:
         agent.executor.close()

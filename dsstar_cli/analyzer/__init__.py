@@ -119,11 +119,10 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
         return FileDescription(str(relative), fmt, size, "builtin", f"Unusable as {fmt}: {exc}.", str(exc))
     except PermissionError:
         return FileDescription(str(relative), fmt, size, "metadata", "Cannot be read: permission denied.", "permission denied")
-    except MemoryError:
-        return stopped(root, relative, f"profiling ran out of the {limits.memory_mb} MB memory bound")
     except Exception as exc:  # A profiler bug or an odd file must not end the run.
-        # A library pandas loads late (pandas._libs.algos) could not be mapped: the data filled the bound.
-        if isinstance(exc, ImportError) and "failed to map segment" in str(exc):
+        # Out of memory, or a library pandas loads late (pandas._libs.algos) could not be mapped: both
+        # mean the data filled the memory bound.
+        if isinstance(exc, MemoryError) or (isinstance(exc, ImportError) and "failed to map segment" in str(exc)):
             return stopped(root, relative, f"profiling ran out of the {limits.memory_mb} MB memory bound")
         error = f"{type(exc).__name__}: {str(exc)[:200]}"
         return FileDescription(str(relative), fmt, size, "metadata", f"Could not be profiled ({error}).", error)

@@ -74,8 +74,6 @@ def blocks_note(text: str, delimiter: str, options: dict) -> str | None:
                         + f"header {', '.join(map(repr, header[:8]))}, {count} row(s): "
                         f"pd.read_csv(path, skiprows={header_line}, nrows={count}{extra}"
                         + (f", usecols=range({len(header)})" if width > len(header) else "") + ")")
-        elif len(block) <= MAX_INLINE_ROWS:
-            told.append(f"lines {first}-{last}: " + "; ".join(" | ".join(c[:60] for c in cells) for _, cells in block))
         else:
             told.append(f"lines {first}-{last}: {len(block)} rows, the first {' | '.join(block[0][1])[:100]!r}")
     more = f" (and {len(blocks) - MAX_BLOCKS} more)" if len(blocks) > MAX_BLOCKS else ""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pandas as pd
 
 from dsstar_cli.analyzer.budget import DETAIL, SAMPLE, Part
@@ -68,8 +70,9 @@ def _wide_detailed(frame: pd.DataFrame) -> list:
             return 2 <= frame[name].nunique() <= ALL_VALUES_UP_TO
         except TypeError:  # Unhashable cells.
             return False
-    filters = [name for name in frame.columns if few(name)]
-    return (filters + [name for name in frame.columns if name not in filters])[:WIDE_DETAILED]
+    filters = list(itertools.islice((name for name in frame.columns if few(name)), WIDE_DETAILED))
+    chosen = set(filters)  # Counting stops at WIDE_DETAILED: a 10,000-column table is not scanned whole.
+    return (filters + [name for name in frame.columns if name not in chosen])[:WIDE_DETAILED]
 
 
 def frame_parts(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> list[Part]:

@@ -79,16 +79,17 @@ def keep_evidence(text: str, max_chars: int) -> str:
     if len(text) <= max_chars:
         return text
     kept, tail = _evidence(text, max_chars)
-    marker = (f"[... output cut: {len(text):,} characters printed, {evidence_cut(text, max_chars):,} cut; kept "
+    marker = (f"[... output cut: {len(text):,} characters printed, {_cut(text, kept, tail):,} cut; kept "
               f"{len(kept)} labelled line(s) above and the last {len(tail):,} characters below ...]")
     return "\n".join(kept + [marker, tail])
 
 
 def evidence_cut(text: str, max_chars: int) -> int:
     """How many characters of `text` keep_evidence leaves out (0 when it fits)."""
-    if len(text) <= max_chars:
-        return 0
-    kept, tail = _evidence(text, max_chars)
+    return 0 if len(text) <= max_chars else _cut(text, *_evidence(text, max_chars))
+
+
+def _cut(text: str, kept: list[str], tail: str) -> int:
     return len(text) - sum(len(line) + 1 for line in kept) - len(tail)
 
 
