@@ -73,13 +73,13 @@ def answered_ids(out: Path | None) -> set[str]:
     return done
 
 
-def batch_exit_code(results: list[RunResult]) -> ExitCode:
+def batch_exit_code(results: list[RunResult], strict: bool = False) -> ExitCode:
     """0 when every answer is verified; else the most serious outcome among them."""
-    return overall_exit_code([r.exit_code() for r in results])
+    return overall_exit_code([r.exit_code(strict) for r in results])
 
 
 def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int, out: Path | None,
-             on_line: Callable[[str], None], note: Callable[[str], None]) -> ExitCode:
+             on_line: Callable[[str], None], note: Callable[[str], None], strict: bool = False) -> ExitCode:
     """`ask --questions FILE [--out FILE]`: the questions not yet answered in `out`, one JSON line each
     (given to `on_line` and appended to `out`); `note` gets the progress lines. Returns the exit code,
     also after Ctrl-C or SIGTERM (the lines of the questions answered by then are kept)."""
@@ -95,7 +95,7 @@ def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int,
 
     def on_result(question: Question, result: RunResult) -> None:
         answered.append(result)
-        line = json.dumps({"id": question.id, **result.as_dict()}, ensure_ascii=False, default=str) + "\n"
+        line = json.dumps({"id": question.id, **result.as_dict(strict)}, ensure_ascii=False, default=str) + "\n"
         if sink:
             sink.write(line)
             sink.flush()
@@ -111,7 +111,7 @@ def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int,
     finally:
         if sink:
             sink.close()
-    return batch_exit_code(results)
+    return batch_exit_code(results, strict)
 
 
 def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers: int,

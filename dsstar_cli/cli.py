@@ -71,6 +71,11 @@ def _json_opt(text: str = "Print one JSON object on stdout, nothing else."):
     return typer.Option(False, "--json", help=text)
 
 
+def _strict_opt():
+    return typer.Option(False, "--strict", help="Exit 9 when a verified answer has another plausible reading that "
+                        "gives a different answer (see \"alternatives\" in --json).")
+
+
 def _debug_opt():
     return typer.Option(False, "--debug", help="Show tracebacks for errors.")
 
@@ -128,7 +133,7 @@ def _close(display) -> None:
 
 
 def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: bool, silent: bool, debug: bool,
-                  question: str | None = None, before: str = "the run started") -> None:
+                  question: str | None = None, before: str = "the run started", strict: bool = False) -> None:
     """One run (ask or resume): its events to the display or --jsonl, its result to stdout, its exit code.
     Errors before the run starts print one line (and the error object with --json)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -153,13 +158,14 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
             sys.stdout.write(error_json("interrupted", f"interrupted before {before}", code, question) + "\n")
         raise typer.Exit(code)
     _close(display)
-    _print_result(result, console, as_json, jsonl, silent)
-    raise typer.Exit(result.exit_code())
+    _print_result(result, console, as_json, jsonl, silent, strict)
+    raise typer.Exit(result.exit_code(strict))
 
 
-def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: bool, silent: bool) -> None:
+def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: bool, silent: bool,
+                  strict: bool = False) -> None:
     if as_json:
-        _write_json(result.as_dict())
+        _write_json(result.as_dict(strict))
         return
     if jsonl:
         return
@@ -213,6 +219,7 @@ def ask(
                                       "lead to outside it (their content goes to the model)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompts a run sends first (stdout) and "
                                  "their tokens and cost (stderr); send nothing."),
+    strict: bool = _strict_opt(),
     debug: bool = _debug_opt(),
 ) -> None:
     """Answer QUESTION from the files in DATA_DIR (or every question in --questions FILE).
@@ -247,12 +254,13 @@ def ask(
             from dsstar_cli.batch import ask_file
 
             raise typer.Exit(ask_file(data_dir, questions, config, workers, out, _print_line,
-                                      _note("dsstar", silent)))
+                                      _note("dsstar", silent), strict))
         from dsstar_cli.runner import AskRequest, ask as run_ask
 
         return run_ask(AskRequest(data_dir, question, guidelines, started=STARTED), config, emit)
 
-    _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, question=question)
+    _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, question=question,
+                  strict=strict)
 
 
 def _show_dry_run(build, *, as_json: bool, silent: bool, debug: bool, question: str | None) -> None:
@@ -298,6 +306,7 @@ def resume(
     jsonl: bool = typer.Option(False, "--jsonl", help="Print every event as a JSON line on stdout."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the answer."),
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
+    strict: bool = _strict_opt(),
     debug: bool = _debug_opt(),
 ) -> None:
     """Continue a stopped run from its last completed round, with the same question, config and files.
@@ -312,7 +321,7 @@ def resume(
                           run_dir_setting=config["run_dir"])
 
     _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=quiet or no_progress, debug=debug,
-                  before="the run resumed")
+                  before="the run resumed", strict=strict)
 
 
 @runs_app.callback()
@@ -368,7 +377,7 @@ def runs_show(
         terminal_safe(display)(event)
     _close(display)
     if result is not None:
-        shown = map_fields(RunResult(**{k: v for k, v in result.items() if k != "exit_code"}), visible)
+        shown = map_fields(RunResult.from_dict(result), visible)
         render_result(shown, console) if wants_live_view(console) else plain_result(shown, sys.stderr)
     else:
         sys.stderr.write(f"dsstar: this run did not finish; continue it with: dsstar resume {folder.name}\n")

@@ -384,6 +384,7 @@ def _usage_line(result: RunResult) -> str:
 
 OUTCOME_TEXT = {
     "verified": ("verified answer", "green"),
+    "unanswerable": ("verified: the data cannot answer this question", "yellow"),
     "unverified": ("UNVERIFIED answer: round cap reached before the verifier agreed", "yellow"),
     "cost_limit": ("UNVERIFIED answer: the cost budget (--max-cost) ran out first", "yellow"),
     "time_limit": ("UNVERIFIED answer: the time budget (--timeout) ran out first", "yellow"),
@@ -392,23 +393,53 @@ OUTCOME_TEXT = {
 }
 
 
+def _status(result: RunResult) -> tuple[str, str]:
+    """The outcome line: a verified answer that another reading would change says so, in yellow."""
+    label, style = OUTCOME_TEXT.get(result.outcome, (result.outcome, "red"))
+    if result.answer is not None and result.outcome not in ("verified", "unanswerable"):
+        label += f" ({result.reason})"
+    if result.ambiguous:
+        others = len(result.alternatives)
+        label += f"; {others} other reading{'s' if others > 1 else ''} of the question give{'' if others > 1 else 's'} " \
+                 "a different answer (below)"
+        style = "yellow"
+    return label, style
+
+
+def reading_lines(result: RunResult) -> list[str]:
+    """What the answer rests on, one line each: the choices it depends on, then the other readings."""
+    return ([f"assumed: {text}" for text in result.assumptions]
+            + [f"other reading: {alt['reading']} => {alt['answer']}" for alt in result.alternatives])
+
+
 def render_result(result: RunResult, console: Console) -> None:
     """The closing summary on stderr (the answer itself goes to stdout separately). The reason is
-    said once: under the answer, or as the headline when there is no answer."""
-    label, style = OUTCOME_TEXT.get(result.outcome, (result.outcome, "red"))
+    said once: under the answer, or as the headline when there is no answer. The note, assumptions
+    and alternatives go under the answer."""
+    label, style = _status(result)
     if result.answer is not None:
         headline = Text(result.answer, style="bold")
-        status = Text(label + ("" if result.outcome == "verified" else f" ({result.reason})"), style=style)
+        if result.note:
+            headline.append(f"   ({result.note})", style="")
+    elif result.outcome == "unanswerable":
+        headline = Text(result.reason[:1].upper() + result.reason[1:], style="bold")
     else:
         headline = Text(f"No answer: {result.reason}", style="bold")
-        status = Text(label, style=style)
-    body = Group(headline, status, Text(_usage_line(result), style="dim"),
+    readings = [Text(line, style="yellow" if line.startswith("other") else "") for line in reading_lines(result)]
+    body = Group(headline, Text(label, style=style), *readings, Text(_usage_line(result), style="dim"),
                  Text(f"run folder: {result.run_dir}", style="dim"))
     console.print(Panel(body, title="Answer", title_align="left", border_style=style))
 
 
 def plain_result(result: RunResult, stream: IO[str]) -> None:
+    label, _ = _status(result)
     stream.write(f"dsstar: outcome {result.outcome}: {result.reason}\n")
+    if result.ambiguous:
+        stream.write(f"dsstar: {label}\n")
+    if result.note:
+        stream.write(f"dsstar: note: {result.note}\n")
+    for line in reading_lines(result):
+        stream.write(f"dsstar: {line}\n")
     stream.write(f"dsstar: {_usage_line(result)}\n")
     stream.write(f"dsstar: run folder {result.run_dir}\n")
 

@@ -32,7 +32,7 @@ KINDS = (
     "finalizing",       # verified, budget ("cost" | "time" | None: which budget ran out)
     "answered_from_output",  # round, answer, verified: the finalizer copied the answer from the last
                         # output, which held it; no script ran (otherwise code/execution events follow)
-    "answer",           # answer, outcome, verified, rounds, reason, answer_from
+    "answer",           # answer, outcome, verified, rounds, reason, answer_from, note, assumptions, alternatives
 )
 
 

@@ -9,7 +9,9 @@
         p += [Planner(p, q, r, D)]
     answer = Finalizer(q, guidelines, s, r)          also when the round cap or a budget was reached:
                                                      copied from r when r already holds it, else a
-                                                     script that prints only the answer
+                                                     script that prints only the answer; with the
+                                                     reading behind it (readings.py): the plan's
+                                                     assumptions, and the alternatives r printed
 
 Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
 format and, for the roles that need them, the file descriptions. After every round the loop's state is checkpointed, so `dsstar resume` continues a stopped run
@@ -22,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli import readings
 from dsstar_cli.agent import Agent, Attempt, BudgetExhausted
 from dsstar_cli.analyzer import FileDescription
 from dsstar_cli.analyzer.retriever import Selection
@@ -31,6 +34,7 @@ from dsstar_cli.roles import coder, finalizer, planner, router, verifier
 from dsstar_cli.roles.context import build_context
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
+UNANSWERABLE = "unanswerable"  # Verified: the folder does not hold what the question needs.
 # How the answer was made: printed by the finalizer's script, or copied by the finalizer from the output
 # of the last script that ran (which already held it), with no script run.
 FROM_SCRIPT, FROM_OUTPUT = "final_script", "solution_output"
@@ -61,6 +65,8 @@ class LoopResult:
     final_output: str = ""
     answer_from: str | None = None  # FROM_SCRIPT | FROM_OUTPUT; None without an answer.
     error_kind: str | None = None  # For failures caused by the model: see ModelError.kind.
+    note: str | None = None        # What the answer refers to (year, unit, period): beside it, never in it.
+    reading: readings.Reading = field(default_factory=readings.Reading)
 
 
 class DSStarLoop:
@@ -178,13 +184,15 @@ class DSStarLoop:
         messages = finalizer.messages(self.context, self._steps(), best.code, self._output(best))
         try:
             reply = self.agent.ask(finalizer.ROLE, messages, finalizer.parse)
-            if reply is not None and reply.answer is not None:  # The output held it: copied, not recomputed.
-                self.agent.emit(Event("answered_from_output", {"round": self.rounds, "answer": reply.answer,
-                                                               "verified": verified}))
-                return self._answered(reply.answer, FROM_OUTPUT, verified, stop)
             if reply is None:
                 return self._result(FAILED, None, "the finalizer gave neither an answer nor a script, even after a "
                                                   "format reminder")
+            if reply.unanswerable is not None:
+                return self._unanswerable(reply.unanswerable, verified)
+            if reply.answer is not None:  # The output held it: copied, not recomputed.
+                self.agent.emit(Event("answered_from_output", {"round": self.rounds, "answer": reply.answer,
+                                                               "verified": verified}))
+                return self._answered(reply, reply.answer, FROM_OUTPUT, verified, stop)
             final = self.agent.run_and_repair(reply.script, "final", self.context)
         except BudgetExhausted as late:  # Its grace period ran out too, mid-call or mid-script.
             why = f"{stop.reason}, and " if stop else ""
@@ -193,17 +201,26 @@ class DSStarLoop:
         if not answer:
             why = "printed nothing" if final.ok else "did not run"
             return self._result(FAILED, None, f"the finalizer's script {why}", final)
-        return self._answered(answer, FROM_SCRIPT, verified, stop, final)
+        return self._answered(reply, answer, FROM_SCRIPT, verified, stop, final)
 
-    def _answered(self, answer: str, answer_from: str, verified: bool, stop: BudgetExhausted | None,
-                  final: Attempt | None = None) -> LoopResult:
+    def _answered(self, reply: finalizer.FinalReply, answer: str, answer_from: str, verified: bool,
+                  stop: BudgetExhausted | None, final: Attempt | None = None) -> LoopResult:
         if verified:
             outcome, reason = VERIFIED, "the verifier judged the plan sufficient"
         elif stop:
             outcome, reason = stop.outcome, f"{stop.reason} before a verified plan"
         else:
             outcome, reason = UNVERIFIED, f"round cap reached ({self.max_rounds} rounds) without a verified plan"
-        return self._result(outcome, answer, reason, final, answer_from=answer_from)
+        printed = "\n".join(a.execution.stdout for a in (self.best, final) if a and a.execution)
+        result = self._result(outcome, answer, reason, final, answer_from=answer_from)
+        result.note, result.reading = reply.note, readings.behind(reply.reading, answer, printed)
+        return result
+
+    def _unanswerable(self, why: str, verified: bool) -> LoopResult:
+        """The verified output shows the folder lacks what the question needs: a result, not an answer."""
+        if verified:
+            return self._result(UNANSWERABLE, None, f"the data cannot answer the question: {why}")
+        return self._result(FAILED, None, f"no verified answer; the finalizer found the data cannot answer: {why}")
 
     # -- helpers ---------------------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ Fields may be added; renaming or removing one needs a new SCHEMA_VERSION.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from enum import IntEnum
 from typing import Any
 
@@ -25,24 +25,31 @@ class ExitCode(IntEnum):
     DATA_FOLDER = 6        # the data folder is missing, empty or unreadable
     COST_LIMIT = 7         # an unverified answer: --max-cost was reached first
     TIME_LIMIT = 8         # an unverified answer: --timeout was reached first
+    AMBIGUOUS = 9          # --strict only: a verified answer, but another plausible reading gives another
+    UNANSWERABLE = 10      # verified: the data folder does not hold what the question needs (no answer)
     INTERRUPTED = 130      # Ctrl-C (SIGINT)
     TERMINATED = 143       # SIGTERM
 
 
-EXIT_CODE_HELP = """Exit codes: 0 verified answer; 3 unverified answer (round cap reached);
-7 cost budget (--max-cost) reached; 8 time budget (--timeout) reached; 1 run failed (no answer);
-2 usage error; 4 configuration, model or credentials error; 5 model unreachable;
+EXIT_CODE_HELP = """Exit codes: 0 verified answer; 9 with --strict: verified, but another plausible reading
+gives a different answer (see "alternatives"); 10 the data cannot answer the question; 3 unverified answer
+(round cap reached); 7 cost budget (--max-cost) reached; 8 time budget (--timeout) reached; 1 run failed
+(no answer); 2 usage error; 4 configuration, model or credentials error; 5 model unreachable;
 6 bad data folder; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 _OUTCOME_CODES = {"verified": ExitCode.VERIFIED, "unverified": ExitCode.UNVERIFIED,
-                  "cost_limit": ExitCode.COST_LIMIT, "time_limit": ExitCode.TIME_LIMIT}
+                  "cost_limit": ExitCode.COST_LIMIT, "time_limit": ExitCode.TIME_LIMIT,
+                  "unanswerable": ExitCode.UNANSWERABLE}
 _ERROR_KIND_CODES = {"model_config": ExitCode.SETUP, "model_unreachable": ExitCode.MODEL_UNREACHABLE}
 
 
-def exit_code_for(outcome: str, error_kind: str | None) -> ExitCode:
-    """The exit code of one run, from how it ended."""
+def exit_code_for(outcome: str, error_kind: str | None, ambiguous: bool = False, strict: bool = False) -> ExitCode:
+    """The exit code of one run, from how it ended. `strict` (opt-in): a verified answer that another
+    plausible reading would change exits 9, not 0."""
     if outcome == "interrupted":
         return ExitCode.TERMINATED if error_kind == "SIGTERM" else ExitCode.INTERRUPTED
+    if outcome == "verified" and ambiguous and strict:
+        return ExitCode.AMBIGUOUS
     if outcome in _OUTCOME_CODES:
         return _OUTCOME_CODES[outcome]
     return _ERROR_KIND_CODES.get(error_kind or "", ExitCode.FAILED)
@@ -50,7 +57,8 @@ def exit_code_for(outcome: str, error_kind: str | None) -> ExitCode:
 
 # Most serious first: what stopped the runs from outside, then the setup and the model, then the run.
 SEVERITY = (ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.MODEL_UNREACHABLE, ExitCode.SETUP,
-            ExitCode.FAILED, ExitCode.TIME_LIMIT, ExitCode.COST_LIMIT, ExitCode.UNVERIFIED)
+            ExitCode.FAILED, ExitCode.TIME_LIMIT, ExitCode.COST_LIMIT, ExitCode.UNVERIFIED, ExitCode.UNANSWERABLE,
+            ExitCode.AMBIGUOUS)
 # What says a run did not run at all; a bench task that ran (to any answer, or none) is not an error.
 NOT_RUN = {ExitCode.INTERRUPTED, ExitCode.TERMINATED, ExitCode.MODEL_UNREACHABLE, ExitCode.SETUP}
 
@@ -69,7 +77,8 @@ def overall_exit_code(codes: list[int], answers_count: bool = True) -> ExitCode:
 class RunResult:
     question: str
     answer: str | None
-    outcome: str                       # verified | unverified | cost_limit | time_limit | failed | interrupted
+    outcome: str                       # verified | unanswerable | unverified | cost_limit | time_limit | failed
+                                       # | interrupted
     verified: bool
     reason: str
     rounds: int
@@ -90,17 +99,31 @@ class RunResult:
     sandbox: dict[str, Any] = field(default_factory=lambda: {"level": "basic"})
     error_kind: str | None = None
     answer_from: str | None = None     # final_script | solution_output; None without an answer
+    note: str | None = None            # what the answer refers to (year, unit, period): beside it, never in it
+    assumptions: list[str] = field(default_factory=list)       # the choices the answer depends on
+    alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
 
-    def exit_code(self) -> ExitCode:
-        return exit_code_for(self.outcome, self.error_kind)
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> "RunResult":
+        """A result read back from a run folder's result.json (older ones lack the newer fields)."""
+        names = {f.name for f in fields(cls) if f.init}
+        return cls(**{key: value for key, value in record.items() if key in names})
 
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "exit_code": int(self.exit_code())}
+    @property
+    def ambiguous(self) -> bool:
+        """Another plausible reading gives a different answer (a script printed it)."""
+        return self.answer is not None and bool(self.alternatives)
 
-    def to_json(self) -> str:
-        return json.dumps(self.as_dict(), ensure_ascii=False, indent=2, default=str)
+    def exit_code(self, strict: bool = False) -> ExitCode:
+        return exit_code_for(self.outcome, self.error_kind, self.ambiguous, strict)
+
+    def as_dict(self, strict: bool = False) -> dict[str, Any]:
+        return {**asdict(self), "ambiguous": self.ambiguous, "exit_code": int(self.exit_code(strict))}
+
+    def to_json(self, strict: bool = False) -> str:
+        return json.dumps(self.as_dict(strict), ensure_ascii=False, indent=2, default=str)
 
 
 def error_object(kind: str, message: str, exit_code: int, question: str | None = None) -> dict[str, Any]:
@@ -127,11 +150,27 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
     "id": ({"type": "string"}, "batch mode only: the question's id"),
     "question": ({"type": "string"}, "the question asked"),
     "guidelines": ({"type": ["string", "null"]}, "the answer-format guidelines given, if any"),
-    "answer": ({"type": ["string", "null"]}, "the final answer, exactly as printed; null when there is none"),
-    "outcome": ({"enum": ["verified", "unverified", "cost_limit", "time_limit", "failed", "interrupted"]},
-                "how the run ended: unverified = round cap reached; cost_limit / time_limit = that budget ran "
-                "out (each still has a best-effort answer when a script ran)"),
-    "verified": ({"type": "boolean"}, "true only when the verifier judged the plan sufficient"),
+    "answer": ({"type": ["string", "null"]}, "the final answer, exactly as printed: only what was asked (the "
+                                              "number, the name, the list; several things in the order asked), "
+                                              "in the answer format's form; null when there is none"),
+    "note": ({"type": ["string", "null"]}, "what the answer refers to (the year or period found, the unit, the "
+                                           "entity), kept out of answer so that it parses; null when none"),
+    "assumptions": (_STRING_LIST, "the interpretive choices the answer depends on: what the question's terms were "
+                                  "taken to mean, data conventions, filters, the denominator, which file"),
+    "alternatives": ({"type": "array", "items": {"type": "object", "required": ["reading", "answer"],
+                                                  "properties": {"reading": {"type": "string"},
+                                                                 "answer": {"type": "string"}}}},
+                     "other plausible readings whose answers differ from answer, each with the answer a script "
+                     "printed for it (never guessed); empty when no other reading changes the answer"),
+    "ambiguous": ({"type": "boolean"}, "true when there is an answer and alternatives is not empty: another "
+                                       "plausible reading gives a different answer (exit code 9 with --strict "
+                                       "when the answer is verified)"),
+    "outcome": ({"enum": ["verified", "unanswerable", "unverified", "cost_limit", "time_limit", "failed",
+                          "interrupted"]},
+                "how the run ended: unanswerable = verified that the data folder does not hold what the question "
+                "needs (answer null, reason says why); unverified = round cap reached; cost_limit / time_limit = "
+                "that budget ran out (each still has a best-effort answer when a script ran)"),
+    "verified": ({"type": "boolean"}, "true only for a verified answer (outcome verified)"),
     "reason": ({"type": "string"}, "why the run ended as it did"),
     "rounds": ({"type": "integer", "minimum": 0}, "rounds used"),
     "max_rounds": ({"type": "integer", "minimum": 1}, "the round cap"),

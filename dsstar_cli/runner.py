@@ -230,7 +230,8 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         question=question, answer=outcome.answer, outcome=outcome.outcome, verified=outcome.outcome == "verified",
         reason=outcome.reason, rounds=outcome.rounds, max_rounds=config.max_rounds, plan=outcome.plan,
         history=outcome.history, final_code=outcome.final_code, final_output=outcome.final_output,
-        answer_from=outcome.answer_from,
+        answer_from=outcome.answer_from, note=outcome.note, assumptions=list(outcome.reading.assumptions),
+        alternatives=[alt.as_dict() for alt in outcome.reading.alternatives],
         files=[_file_summary(f) for f in files or []],
         files_used=files_used(files or [], loop.scripts() + [outcome.final_code]),
         usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
@@ -240,7 +241,9 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     result = redacted(result)
     run_folder.write("result.json", result.to_json())
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
-                          "rounds": result.rounds, "reason": result.reason, "answer_from": result.answer_from}))
+                          "rounds": result.rounds, "reason": result.reason, "answer_from": result.answer_from,
+                          "note": result.note, "assumptions": result.assumptions,
+                          "alternatives": result.alternatives}))
     return result
 
 

@@ -48,6 +48,9 @@ def make_row(task: BenchTask, result: RunResult) -> dict:
         "output_tokens": total.get("output_tokens", 0), "cost_usd": total.get("cost_usd"),
         "seconds": result.elapsed_s.get("total"), "run_dir": result.run_dir,
         "reason": result.reason, "error_kind": result.error_kind, "plan": result.plan,
+        "note": result.note, "assumptions": result.assumptions, "alternatives": result.alternatives,
+        # A wrong answer whose right value a script printed under another reading: the reading was the miss.
+        "alternative_correct": any(score_answer(task, alt["answer"])[0] for alt in result.alternatives),
     }
 
 
@@ -69,7 +72,7 @@ def read_rows(path: Path | None) -> list[dict]:
 def finished(row: dict) -> bool:
     """A task to skip on --resume: it got an answer, or failed for a reason a rerun would not change.
     Interrupted runs and model failures (unreachable, rate-limited) run again."""
-    return row.get("outcome") in ("verified", "unverified") or (row.get("outcome") == "failed"
+    return row.get("outcome") in ("verified", "unverified", "unanswerable") or (row.get("outcome") == "failed"
                                                                    and not row.get("error_kind"))
 
 
@@ -147,6 +150,10 @@ def _summary(level: str, rows: list[dict]) -> dict:
     return {
         "level": level, "tasks": len(rows), "scored": len(scored), "correct": correct,
         "accuracy": round(correct / len(scored), 4) if scored else None,
+        # The reading behind the answers: right ones that carried alternatives, wrong ones whose
+        # right value was among the alternatives.
+        "correct_with_alternatives": sum(1 for r in scored if r["correct"] and r.get("alternatives")),
+        "wrong_right_in_alternatives": sum(1 for r in scored if not r["correct"] and r.get("alternative_correct")),
         "mean_rounds": _mean(rows, "rounds"), "mean_calls": _mean(rows, "calls"),
         "mean_input_tokens": _mean(rows, "input_tokens"), "mean_output_tokens": _mean(rows, "output_tokens"),
         "mean_cached_input_tokens": _mean(rows, "cached_input_tokens"),
