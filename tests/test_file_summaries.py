@@ -1,0 +1,68 @@
+"""What the prompt says of files beyond their full descriptions: the one line a listed file gets,
+code and plain text described without a model call, and data files a document names that the
+folder lacks."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+
+from dsstar_cli.analyzer import analyze_folder
+from dsstar_cli.analyzer.gist import gist
+from dsstar_cli.analyzer.limits import AnalyzerLimits
+from dsstar_cli.analyzer.retriever import files_prompt, select_files
+from dsstar_cli.events import Recorder
+
+LIMITS = AnalyzerLimits()
+STATES = {"AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", **{f"S{i:02d}": f"State {i}" for i in range(54)}}
+
+
+def listed_lines(data: Path, question: str) -> dict[str, str]:
+    """Each listed file's line in the prompt, by path: one file is described, the others listed."""
+    files = analyze_folder(data, LIMITS, Recorder(), "builtin")
+    selection = select_files(files, question, 1, 1_000_000)
+    prompt = files_prompt(selection)
+    lines = prompt.split("## Other files in the folder", 1)[1].splitlines()[1:]
+    return dict(line[2:].split(": ", 1) for line in lines)
+
+
+def test_a_listed_file_says_what_it_holds_whatever_its_format(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "weather_readings.csv").write_text("city,temperature\nOslo,3\n")  # The one the question asks for.
+    (data / "state_codes.json").write_text(json.dumps(STATES))
+    (data / "customers.json").write_text(json.dumps([{"id": i, "name": f"c{i}", "tier": "gold"} for i in range(1000)]))
+    (data / "fraud.csv").write_text("Fraud Reports by State,,\n,,\nState,Reports,Rank\n"
+                                    + "".join(f"S{i},{i * 10},{i}\n" for i in range(1, 41)))
+    with pd.ExcelWriter(data / "book.xlsx") as writer:
+        pd.DataFrame({"merchant": ["a", "b"], "fee": [1, 2]}).to_excel(writer, sheet_name="merchants", index=False)
+        pd.DataFrame({"currency": ["USD"], "rate": [1.1]}).to_excel(writer, sheet_name="fx_rates", index=False)
+    with sqlite3.connect(data / "shop.sqlite") as db:
+        db.execute("CREATE TABLE orders (id INTEGER, amount REAL)")
+        db.executemany("INSERT INTO orders VALUES (?, ?)", [(i, i * 1.5) for i in range(7)])
+        db.execute("CREATE TABLE refunds (order_id INTEGER)")
+    db.close()
+    (data / "codes.json.gz").write_bytes(gzip.compress(json.dumps(STATES).encode()))
+
+    lines = listed_lines(data, "What is the temperature in Oslo?")
+    assert set(lines) == {"state_codes.json", "customers.json", "fraud.csv", "book.xlsx", "shop.sqlite", "codes.json.gz"}
+    assert lines["state_codes.json"] == 'JSON object of 57 entries, string -> string, e.g. "AL": "Alabama"'
+    assert lines["customers.json"] == "JSON array of 1,000 objects with 3 keys: id, name, tier"
+    assert lines["fraud.csv"] == "'Fraud Reports by State'; 40 rows; columns State, Reports, Rank"
+    assert lines["book.xlsx"].startswith("Excel workbook with 2 sheet(s): 'merchants' (3 rows x 2 columns), 'fx_rates'")
+    assert lines["shop.sqlite"] == "SQLite database with 2 table(s)/view(s): orders (7 rows), refunds (0 rows)"
+    assert lines["codes.json.gz"].startswith('gzip-compressed json file (codes.json): JSON object of 57 entries')
+
+
+def test_a_document_is_summed_up_by_its_kind_and_title(tmp_path):
+    (tmp_path / "manual.md").write_text("Intro paragraph.\n\n# Merchant fee manual\n\nFees are charged per payment.\n")
+    (tmp_path / "notes.txt").write_text("\n\nRefunds are booked on the day they are approved.\nMore.\n")
+    files = {f.path: f for f in analyze_folder(tmp_path, LIMITS, Recorder(), "builtin")}
+    assert gist(files["manual.md"].format, files["manual.md"].description) == (
+        "Text document, 5 lines, 71 bytes: Merchant fee manual")
+    assert gist(files["notes.txt"].format, files["notes.txt"].description).endswith(
+        ": Refunds are booked on the day they are approved.")
