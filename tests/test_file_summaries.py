@@ -66,3 +66,48 @@ def test_a_document_is_summed_up_by_its_kind_and_title(tmp_path):
         "Text document, 5 lines, 71 bytes: Merchant fee manual")
     assert gist(files["notes.txt"].format, files["notes.txt"].description).endswith(
         ": Refunds are booked on the day they are approved.")
+
+
+SCRIPT = '''"""Computes monthly fees."""
+from pathlib import Path
+
+Path(__file__).with_name("RAN").write_text("the analyzer ran me")
+
+
+def monthly_fee(volume):
+    return 0.02 * volume
+
+
+class Ledger:
+    pass
+'''
+
+
+def test_code_and_plain_text_are_described_without_a_model_call_and_never_run(tmp_path, config):
+    from dsstar_cli.agent import Agent
+    from dsstar_cli.analyzer.llm_describer import LLMDescriber
+    from dsstar_cli.model import Models, ScriptedModel
+    from dsstar_cli.sandbox import Executor
+
+    data = tmp_path / "data"
+    (data / "scripts").mkdir(parents=True)
+    (data / "scripts" / "fees.py").write_text(SCRIPT)
+    (data / "scripts" / "clean.R").write_text("clean <- function(df) {\n  df[!is.na(df$x), ]\n}\n")
+    (data / "readings.dat").write_text("station value\nA 1.5\nB 2.5\n")
+    (data / "big.sql").write_text("".join(f"CREATE TABLE t{i} (id INTEGER, note TEXT);\n-- {'x' * 80}\n"
+                                          for i in range(400)))
+    model = ScriptedModel({"analyzer": ["```python\nprint('described by the model')\n```"]})
+    agent = Agent(Models(model), Executor(tmp_path / "work", data, timeout_s=30), Recorder(), None, 2)
+    files = {f.path: f for f in analyze_folder(data, LIMITS, Recorder(), "auto", LLMDescriber(agent, 3000))}
+
+    assert model.calls == []
+    assert not (data / "scripts" / "RAN").exists()
+    fees = files["scripts/fees.py"]
+    assert (fees.method, fees.format) == ("builtin", "code")
+    assert fees.description.startswith("Python source code, 12 lines")
+    assert "defines monthly_fee, Ledger" in fees.description and SCRIPT.strip() in fees.description
+    assert "R source code" in files["scripts/clean.R"].description and "defines clean" in files["scripts/clean.R"].description
+    assert "A 1.5\nB 2.5" in files["readings.dat"].description and files["readings.dat"].method == "builtin"
+    big = files["big.sql"].description  # Too long to show whole: its definitions, then its first lines.
+    assert "SQL source code" in big and "Too long to show whole" in big and "line 3: CREATE TABLE t1" in big
+    assert "CREATE TABLE t0 (id INTEGER, note TEXT);" in big and len(big) <= LIMITS.max_description_chars
