@@ -16,6 +16,7 @@ from dsstar_cli.analyzer.gist import gist
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.retriever import files_prompt, select_files
 from dsstar_cli.events import Recorder
+from dsstar_cli.roles.context import build_context
 
 LIMITS = AnalyzerLimits()
 STATES = {"AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", **{f"S{i:02d}": f"State {i}" for i in range(54)}}
@@ -111,3 +112,21 @@ def test_code_and_plain_text_are_described_without_a_model_call_and_never_run(tm
     big = files["big.sql"].description  # Too long to show whole: its definitions, then its first lines.
     assert "SQL source code" in big and "Too long to show whole" in big and "line 3: CREATE TABLE t1" in big
     assert "CREATE TABLE t0 (id INTEGER, note TEXT);" in big and len(big) <= LIMITS.max_description_chars
+
+
+def test_data_files_a_document_names_but_the_folder_lacks_are_said_once(tmp_path):
+    data = tmp_path / "data"
+    (data / "exports" / "sales.parquet").mkdir(parents=True)  # A folder, as Spark writes one.
+    (data / "exports" / "sales.parquet" / "part-0.parquet").write_bytes(b"PAR1")
+    (data / "exports" / "Merchants.CSV").write_text("merchant\na\n")
+    (data / "archive.csv.gz").write_bytes(gzip.compress(b"a\n1\n"))
+    (data / "readme.md").write_text(
+        "# Data\n\n`payments.csv` holds one row per payment; see merchants.csv, sales.parquet and\n"
+        "archive.csv. Yearly files are named `sales_*.csv`; the source is https://example.org/raw/dump.csv.\n"
+        "Refunds live in data/refunds.json (not delivered).\n")
+    files = analyze_folder(data, LIMITS, Recorder(), "builtin")
+    context = build_context("How many payments?", None, str(data), select_files(files, "payments", 100, 1_000_000),
+                            40_000)
+    line = "Named in readme.md but not in the folder: payments.csv, refunds.json"
+    assert context.full.count(line) == 1 and context.full.rstrip().endswith(line)
+    assert "Named in" not in context.brief
