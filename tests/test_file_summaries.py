@@ -48,15 +48,20 @@ def test_a_listed_file_says_what_it_holds_whatever_its_format(tmp_path):
         db.execute("CREATE TABLE refunds (order_id INTEGER)")
     db.close()
     (data / "codes.json.gz").write_bytes(gzip.compress(json.dumps(STATES).encode()))
+    (data / "etl.py").write_text("def load_fees(path):\n    return path\n")
+    (data / "readings.dat").write_text("station value\nA 1.5\n")
 
     lines = listed_lines(data, "What is the temperature in Oslo?")
-    assert set(lines) == {"state_codes.json", "customers.json", "fraud.csv", "book.xlsx", "shop.sqlite", "codes.json.gz"}
+    assert set(lines) == {"state_codes.json", "customers.json", "fraud.csv", "book.xlsx", "shop.sqlite", "codes.json.gz",
+                          "etl.py", "readings.dat"}
     assert lines["state_codes.json"] == 'JSON object of 57 entries, string -> string, e.g. "AL": "Alabama"'
     assert lines["customers.json"] == "JSON array of 1,000 objects with 3 keys: id, name, tier"
     assert lines["fraud.csv"] == "'Fraud Reports by State'; 40 rows; columns State, Reports, Rank"
     assert lines["book.xlsx"].startswith("Excel workbook with 2 sheet(s): 'merchants' (3 rows x 2 columns), 'fx_rates'")
     assert lines["shop.sqlite"] == "SQLite database with 2 table(s)/view(s): orders (7 rows), refunds (0 rows)"
     assert lines["codes.json.gz"].startswith('gzip-compressed json file (codes.json): JSON object of 57 entries')
+    assert lines["etl.py"] == "Python source code, 2 lines, 37 bytes (not run by the analyzer); defines load_fees"
+    assert lines["readings.dat"].endswith(", 2 lines, 20 bytes: station value")
 
 
 def test_a_document_is_summed_up_by_its_kind_and_title(tmp_path):

@@ -115,7 +115,7 @@ def describe_text(path: Path, raw: bytes, size: int, language: str | None, limit
     top = list(dict.fromkeys(name for _, line, name in definitions if line == line.lstrip()))
     top = top or list(dict.fromkeys(name for _, _, name in definitions))
     if top:
-        kind += f"; defines {', '.join(top[:NAMED])}{', ...' if len(top) > NAMED else ''}"
+        kind += f"; defines {', '.join(top[:NAMED])}" + (f" and {len(top) - NAMED} more" if len(top) > NAMED else "")
     fence = (language or "text").lower().replace("c++", "cpp").replace("c#", "csharp")
     room = limits.max_description_chars - ROOM_FOR_NOTES
     if complete and len(text) <= room:

@@ -25,6 +25,7 @@ _NAMES = re.compile(r"^(?:\d[\d,]* columns?[^:\n]*|  names): (.+)$", re.MULTILIN
 _HEADING = re.compile(r"^\s*(?:line \d+: )?#{1,6}\s+(\S.*)$", re.MULTILINE)
 _INNER = re.compile(r"-compressed (\S+) file")
 _SQL_TABLE = re.compile(r"^(?:Table|View) '(.+?)': ([\d,]+) rows", re.MULTILINE)
+_SHOWN = r"[,;] (?:shown|too long)|\. (?:Its whole text|Too long)"  # Where a text's first line says how it is shown.
 
 
 def gist(fmt: str, description: str, limit: int = GIST_CHARS) -> str:
@@ -43,6 +44,8 @@ def _summary(fmt: str, text: str) -> str:
         if rest.startswith("Profiled from the first"):  # Only a prefix was unpacked: a note first.
             rest = rest.partition("\n")[2]
         return f"{first.partition(';')[0]}: {_summary(inner.group(1), rest)}"
+    if kind == "code":  # Language, size and definitions (code_profiler.py).
+        return re.split(_SHOWN, first)[0]
     if kind == "sqlite":
         tables = [f"{name} ({rows} rows)" for name, rows in _SQL_TABLE.findall(text)]
         return f"{first.partition('.')[0]}: {', '.join(tables)}" if tables else first
@@ -60,9 +63,9 @@ def _table(text: str) -> str:
 
 def _document(first: str, rest: str) -> str:
     """What the text is (its kind and length) and its title: its first heading, else its first line."""
-    kind = re.split(r"[,;] (?:shown|too long)", first)[0]
+    kind = re.split(_SHOWN, first)[0]
     heading = _HEADING.search(rest)
-    lines = [line.strip() for line in rest.splitlines()
-             if line.strip() and not re.match(r"(Outline \(|First \d+ lines?:)", line.strip())]
+    lines = [line.strip() for line in rest.splitlines()  # Not the outline's or the fence's own lines.
+             if line.strip() and not re.match(r"(Outline \(|First \d+ lines?:|```)", line.strip())]
     title = heading.group(1) if heading else (lines[0] if lines else "")
     return f"{kind}: {title}" if title else kind
