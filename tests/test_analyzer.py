@@ -180,10 +180,10 @@ def test_llm_describer_writes_runs_and_repairs_a_script(tmp_path, config):
 
     data = tmp_path / "d"
     data.mkdir()
-    (data / "points.geo").write_text("POINT 1 2\nPOINT 3 4\n")
+    (data / "points.geo").write_bytes(b"GEO\x00\x01\nPOINT 1 2\nPOINT 3 4\n")  # Binary: text needs no model.
     model = ScriptedModel({
         "analyzer": ["```python\nimport sys\nprint(open(sys.argv[1]).read())\n```"],  # argv is wrong: fails
-        "debugger": [f"```python\nlines = open(r'{data}/points.geo').read().splitlines()\n"
+        "debugger": [f"```python\nlines = [l for l in open(r'{data}/points.geo').read().splitlines() if l[:5] == 'POINT']\n"
                      "print(f'{len(lines)} POINT records with x y coordinates')\n```"],
     })
     agent = Agent(Models(model), Executor(tmp_path / "work", data, timeout_s=30), Recorder(), None, 2)

@@ -1,4 +1,5 @@
-"""Which profiler describes which file: by name suffix, else by the first bytes.
+"""Which profiler describes which file: by name suffix, else by the first bytes (a data format
+recognised by its magic bytes, other binary kinds, else readable text).
 
 Profilers are imported on first use, so a run whose descriptions all come from the cache never
 pays for pandas, openpyxl or pyarrow."""
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.analyzer.binary_profiler import sniff
+from dsstar_cli.analyzer.code_profiler import LANGUAGES, is_text, language_of
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 
 Profiler = Callable[[Path, AnalyzerLimits], str]
@@ -34,6 +36,7 @@ _EXCEL, _TEXT, _HTML = _lazy("excel_profiler:profile_excel"), _lazy("text_profil
 _PARQUET, _FEATHER = _lazy("arrow_profiler:profile_parquet"), _lazy("arrow_profiler:profile_feather")
 _SQLITE, _BINARY = _lazy("sqlite_profiler:profile_sqlite"), _lazy("binary_profiler:profile_binary")
 _COMPRESSED, _ZIP = _lazy("compressed_profiler:profile_compressed"), _lazy("compressed_profiler:profile_zip")
+_CODE, _PLAIN = _lazy("code_profiler:profile_code"), _lazy("code_profiler:profile_plain")
 
 # suffix -> (format name, profiler)
 PROFILERS: dict[str, tuple[str, Profiler]] = {
@@ -48,6 +51,7 @@ PROFILERS: dict[str, tuple[str, Profiler]] = {
     ".gz": ("gzip", _COMPRESSED), ".bz2": ("bzip2", _COMPRESSED), ".xz": ("xz", _COMPRESSED), ".zip": ("zip", _ZIP),
     **{suffix: ("binary", _BINARY) for suffix in (".png", ".jpg", ".jpeg", ".gif", ".bmp", ".tif", ".tiff", ".webp",
                                                   ".pdf", ".xls", ".doc", ".ppt", ".npy")},
+    **{suffix: ("code", _CODE) for suffix in LANGUAGES},
 }
 
 # Formats recognised from the first bytes when the name says nothing (`data.bin`, `store`).
@@ -68,6 +72,8 @@ def profiler_for(path: Path) -> tuple[str, Profiler | None]:
     kind = sniff(head)
     if kind in BY_CONTENT:
         return BY_CONTENT[kind]
-    if kind:  # Recognised media and containers: type and size. Unrecognised: the model's turn.
+    if kind:  # Recognised media and containers: type and size.
         return "binary", _BINARY
-    return "unknown", None
+    if is_text(head):  # A `#!` script, or text of no known format (`.dat`, `.log`): shown as it is.
+        return ("code", _CODE) if language_of(path, head) else ("plain", _PLAIN)
+    return "unknown", None  # Unrecognised binary data: the model's turn.

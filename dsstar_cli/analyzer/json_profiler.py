@@ -43,6 +43,56 @@ def outline(value: Any, path: str = "$", depth: int = 0, out: list[str] | None =
     return out
 
 
+SUMMARY_KEYS = 8     # Keys a one-line summary names.
+EXAMPLE_CHARS = 40
+
+
+def _example(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + "..."
+
+
+def _keys(keys: list[str]) -> str:
+    more = ", ..." if len(keys) > SUMMARY_KEYS else ""
+    return ", ".join(keys[:SUMMARY_KEYS]) + more
+
+
+def _kind(value: Any) -> str:
+    """A value's type with what it holds: 'array of 1,000 objects', 'object with 3 keys'."""
+    if isinstance(value, list):
+        kinds = sorted({_type_name(v) for v in value[:1000]})
+        return f"array of {len(value):,} {'/'.join(k + 's' for k in kinds) or 'values'}"
+    if isinstance(value, dict):
+        return f"object with {len(value):,} key{'' if len(value) == 1 else 's'}"
+    return _type_name(value)
+
+
+def summary(value: Any) -> str:
+    """One line of what the document holds: its shape and an example, so a file listed by this line
+    alone (retriever.gist) says what it is, e.g. 'JSON object of 57 entries, string -> string,
+    e.g. "AL": "Alabama"'."""
+    if isinstance(value, dict):
+        if not value:
+            return "JSON object, empty"
+        kinds = sorted({_type_name(v) for v in value.values()})
+        key, first = next(iter(value.items()))
+        if len(kinds) == 1 and kinds[0] != "object" or len(value) > SUMMARY_KEYS:  # A mapping.
+            inner = f" (keys {_keys(list(first))})" if isinstance(first, dict) else ""
+            return (f"JSON object of {len(value):,} entries, string -> {'/'.join(kinds)}{inner}, "
+                    f"e.g. {_example(key)}: {_example(first)}")
+        fields = [f"{k} ({_kind(v)})" for k, v in value.items()]  # A record: its fields.
+        return f"JSON {_kind(value)}: {_keys(fields)}"
+    if isinstance(value, list):
+        if not value:
+            return "JSON array, empty"
+        head = value[:1000]
+        if all(isinstance(v, dict) for v in head):
+            keys = list(dict.fromkeys(k for v in head[:100] for k in v))
+            return f"JSON array of {len(value):,} objects with {len(keys)} keys: {_keys(keys)}"
+        return f"JSON {_kind(value)}, e.g. {_example(value[0])}"
+    return f"JSON {_type_name(value)}: {_example(value)}"
+
+
 def _records_table(value: Any) -> tuple[str, list[dict]] | None:
     """The first array of objects at the top or one level down: the table a coder will load."""
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value[:100]):
@@ -68,7 +118,7 @@ def profile_json(path: Path, limits: AnalyzerLimits) -> str:
         raise ProfileError("the file is not UTF-8 text") from exc
     except json.JSONDecodeError as exc:
         raise ProfileError(f"invalid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
-    parts = ["JSON document. Structure:", *outline(value)]
+    parts = [summary(value), "Structure:", *outline(value)]
     table = _records_table(value)
     if table:
         where, records = table

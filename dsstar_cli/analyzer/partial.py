@@ -11,7 +11,7 @@ from pathlib import Path
 HEAD_BYTES = 64 * 1024
 SHOWN_LINES = 8
 SHOWN_CHARS = 300
-TEXT_FORMATS = {"csv", "tsv", "jsonl", "json", "text", "markdown", "html", "unknown"}
+TEXT_FORMATS = {"csv", "tsv", "jsonl", "json", "text", "markdown", "html", "code", "plain", "unknown"}
 
 
 def head(path: Path) -> bytes | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,14 +23,14 @@ from typing import Callable, Sequence
 
 from dsstar_cli.analyzer import FileDescription, bigdata
 from dsstar_cli.analyzer.documents import DOCUMENT_FORMATS
+from dsstar_cli.analyzer.gist import gist
 from dsstar_cli.analyzer.terms import terms
 
 CHARS_PER_TOKEN = 4
 MAX_LISTED = 500  # Paths listed beyond the described files; more would crowd the prompt.
 NAME_WEIGHT = 3.0
 RELEVANT_FRACTION = 0.25  # Below this share of the best score a file is only listed by name.
-GIST_FOLDER_MAX = 40      # A folder listing this few files gives each a line with its gist;
-GIST_CHARS = 160          # of at most this many characters.
+GIST_FOLDER_MAX = 40      # A folder listing this few files gives each a line with its gist (gist.py).
 
 Embed = Callable[[list[str]], list[list[float]]]
 
@@ -113,25 +112,6 @@ def select_files(files: list[FileDescription], question: str, max_files: int, ma
     return Selection(documents + [tables[i] for i in chosen], listed, method, note)
 
 
-_TITLE = re.compile(r"title rows? above it: (.+?)\.?$", re.MULTILINE)
-_ROWS = re.compile(r"([\d,]+) data rows?")
-_COLUMN = re.compile(r"^- (.+?): ", re.MULTILINE)
-_NAMES = re.compile(r"^(?:\d[\d,]* columns?[^:\n]*|  names): (.+)$", re.MULTILINE)
-
-
-def gist(f: FileDescription, limit: int = GIST_CHARS) -> str:
-    """One line of what a listed file holds, read off its description: its title, rows and first
-    column names (else the description's first line), so the planner can tell whether to load it."""
-    text = f.description
-    title, rows = _TITLE.search(text), _ROWS.search(text)
-    names = _NAMES.search(text)
-    columns = names.group(1).split(", ") if names else _COLUMN.findall(text)
-    parts = [title.group(1)[:120] if title else "", f"{rows.group(1)} rows" if rows else "",
-             "columns " + ", ".join(columns[:10]) + (", ..." if len(columns) > 10 else "") if columns else ""]
-    line = "; ".join(p for p in parts if p) or text.partition("\n")[0]
-    return line[:limit]
-
-
 def files_prompt(selection: Selection) -> str:
     """The file-description block: the described files, then the others listed: one line each with
     its gist while a folder lists few of them (GIST_FOLDER_MAX), else one line per folder (a folder
@@ -147,7 +127,7 @@ def files_prompt(selection: Selection) -> str:
         lines = []
         for folder, files in folders.items():
             if len(files) <= GIST_FOLDER_MAX:
-                lines += [f"- {f.path}: {gist(f)}" for f in files]
+                lines += [f"- {f.path}: {gist(f.format, f.description)}" for f in files]
             else:
                 names = ", ".join(f.path.rpartition("/")[2] for f in files)
                 lines.append(f"- {folder + '/' if folder else '(top folder) '}{len(files)} files: {names}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dsstar_cli.analyzer.absent import absent_note
 from dsstar_cli.analyzer.documents import DOCUMENT_FORMATS, documents_prompt
 from dsstar_cli.analyzer.retriever import Selection, files_prompt
 
@@ -47,4 +48,5 @@ def build_context(question: str, guidelines: str | None, data_dir: str, selectio
     brief = "\n\n".join(parts)
     count = len(tables.described) + len(tables.listed)
     full = f"{brief}\n\n{TABLES_HEADING} ({count})\n{files_prompt(tables) or '(none)'}"
+    full += absent_note(documents, data_dir)  # Files the documents name that the folder lacks.
     return RunContext(full=full, brief=brief, data_dir=data_dir)
