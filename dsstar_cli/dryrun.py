@@ -120,7 +120,8 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
             dry.notes.append(f"a real run ranks the files by embeddings from {config['retriever.embedding_model']} "
                              "(a model call); this dry run ranked them by BM25, so the files shown may differ")
         context = build_context(question, guidelines, str(folder), selection,
-                                config["retriever.max_document_tokens"] * CHARS_PER_TOKEN)
+                                config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
+                                config["retriever.max_description_tokens"])
         dry.selections.append(selection)
         dry.calls.append(Call(planner.ROLE, config.model_for(planner.ROLE), planner.first_step_messages(context),
                               question, qid))

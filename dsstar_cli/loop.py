@@ -14,8 +14,9 @@
                                                      assumptions, and the alternatives r printed
 
 Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
-format and, for the roles that need them, the file descriptions. After every round the loop's state is checkpointed, so `dsstar resume` continues a stopped run
-from its last completed round.
+format and the file descriptions (the verifier and finalizer: those of the files the script they judge
+reads). Text from the data and the scripts' output is quoted as data (quoting.py). After every round
+the loop's state is checkpointed, so `dsstar resume` continues a stopped run from its last completed round.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from dsstar_cli.analyzer.retriever import Selection
 from dsstar_cli.events import Event
 from dsstar_cli.model import ModelError
 from dsstar_cli.roles import coder, finalizer, planner, router, verifier
-from dsstar_cli.roles.context import build_context
+from dsstar_cli.quoting import quote
+from dsstar_cli.roles.context import DESCRIPTION_TOKENS, build_context
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
 UNANSWERABLE = "unanswerable"  # Verified: the folder does not hold what the question needs.
@@ -71,9 +73,10 @@ class LoopResult:
 
 class DSStarLoop:
     def __init__(self, agent: Agent, max_rounds: int, prompt_output_chars: int,
-                 checkpoint: Callable[[dict], None] | None = None, document_chars: int = 64_000):
+                 checkpoint: Callable[[dict], None] | None = None, document_chars: int = 64_000,
+                 description_tokens: int = DESCRIPTION_TOKENS):
         self.agent = agent
-        self.document_chars = document_chars
+        self.document_chars, self.description_tokens = document_chars, description_tokens
         self.max_rounds = max_rounds
         self.output_chars = prompt_output_chars
         self.checkpoint = checkpoint or (lambda state: None)
@@ -92,7 +95,8 @@ class DSStarLoop:
         `state` is a checkpoint to continue from (see `state()`)."""
         self.task = task
         self.context = build_context(task.question, task.guidelines, str(task.data_dir),
-                                     Selection(list(files), list(others)), self.document_chars)
+                                     Selection(list(files), list(others)), self.document_chars,
+                                     self.description_tokens)
         if state:
             self._restore(state)
         try:
@@ -181,7 +185,7 @@ class DSStarLoop:
             why = f"{stop.reason}, and " if stop else ""
             return self._result(FAILED, None, f"{why}no script ran successfully in {self.rounds} round(s)")
         self.agent.finalizing()  # The answer still gets made, within a short grace period.
-        messages = finalizer.messages(self.context, self._steps(), best.code, self._output(best))
+        messages = finalizer.messages(self.context, self._steps(), best.code, self._output(best), self.reason)
         try:
             reply = self.agent.ask(finalizer.ROLE, messages, finalizer.parse)
             if reply is None:
@@ -252,7 +256,8 @@ class DSStarLoop:
         return [step.text for step in self.plan]
 
     def _output(self, attempt: Attempt) -> str:
-        return attempt.output(self.output_chars)
+        """What a role is shown of a script's run: quoted, as data (it prints cells of the data)."""
+        return quote(attempt.output(self.output_chars), "output of the script")
 
     def _result(self, outcome: str, answer: str | None, reason: str, final: Attempt | None = None,
                 error_kind: str | None = None, answer_from: str | None = None) -> LoopResult:

@@ -28,6 +28,7 @@ from dsstar_cli.history import find_run, is_run_folder
 from dsstar_cli.loop import DSStarLoop, Task
 from dsstar_cli.model_check import ModelCheck
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
+from dsstar_cli.roles.context import files_used
 from dsstar_cli.result import RunResult
 from dsstar_cli.runlog import RunFolder, choose_run_root, inside, run_root_candidates
 from dsstar_cli.sandbox import Executor
@@ -208,7 +209,8 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
                 "usage": {role: u.as_dict() for role, u in models.usage.items()}, "loop": loop_state}))
 
         loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint,
-                          document_chars=config["retriever.max_document_tokens"] * CHARS_PER_TOKEN)
+                          document_chars=config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
+                          description_tokens=config["retriever.max_description_tokens"])
         outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed,
                            state=resumed["loop"] if resumed else None)
     except (KeyboardInterrupt, Terminated) as exc:
@@ -333,14 +335,6 @@ def _elapsed(clock: dict[str, float]) -> dict[str, float]:
     start, end = clock["start"], clock["finished"]
     analysed = clock.get("analysed", end)
     return {"analysis": round(analysed - start, 3), "loop": round(end - analysed, 3), "total": round(end - start, 3)}
-
-
-def files_used(files: list[FileDescription], scripts: list[str]) -> list[str]:
-    """Data files the solution scripts name (by relative path or, when unambiguous, file name)."""
-    code = "\n".join(scripts)
-    names = [Path(f.path).name for f in files]
-    return [f.path for f in files
-            if f.path in code or (names.count(Path(f.path).name) == 1 and Path(f.path).name in code)]
 
 
 def _file_summary(description: FileDescription) -> dict:

@@ -97,11 +97,51 @@ def test_every_call_of_a_run_starts_with_the_same_context(config, sample_copy):
     assert result.outcome == "verified"
     systems = {role: {m[0]["content"] for r, m in model.calls if r == role} for role, _ in model.calls}
     full, = systems["planner"] | systems["coder"] | systems["router"]  # One text for these roles,
-    brief, = systems["verifier"] | systems["finalizer"]                # and one for these.
-    assert full.startswith(brief) and len(brief) < len(full)
+    checking, = systems["verifier"] | systems["finalizer"]             # and one for these (same script).
+    brief = full.split("\n\n# Data files (")[0]
+    assert checking.startswith(brief) and full.startswith(brief) and checking != full
     rules = (sample_copy / "business_rules.md").read_text().strip()
     assert rules in brief and brief.index(rules) < brief.index("# Question")  # The rules whole, first.
     assert "## transactions.csv" in full and "## transactions.csv" not in brief
+
+
+def test_the_verifier_and_the_finalizer_see_the_files_the_script_reads(config, sample_copy):
+    """Their context is the shared prefix plus the descriptions of the files the script they judge
+    reads (to check its reading of a column against that column's profile), not every file's; the
+    finalizer also sees the verifier's reason under its own heading."""
+    reads_two = py(f"import pandas as pd\nt = pd.read_csv(r'{sample_copy}/transactions.csv')\n"
+                   f"m = pd.read_excel(r'{sample_copy}/merchants.xlsx')\nprint('rows:', len(t), len(m))")
+    why = "It prints both counts, read from `transactions.csv` and merchants_x.xlsx."
+    result, _, model = run({
+        "planner": ["Count both."], "coder": [reads_two], "verifier": [f"Yes\n{why}"],
+        "finalizer": [py("print(3000)")],
+    }, config, sample_copy)
+    assert result.outcome == "verified"
+    full = next(m[0]["content"] for r, m in model.calls if r == "planner")
+    brief = full.split("\n\n# Data files (")[0]
+    for role in ("verifier", "finalizer"):
+        system = next(m[0]["content"] for r, m in model.calls if r == role)
+        assert system.startswith(brief + "\n\n# Data files the script reads (2)\n")  # Still a cached prefix.
+        assert "## transactions.csv" in system and "## merchants.xlsx" in system
+        assert "is_fraud" in system and "## categories.json" not in system  # The columns, not other files.
+    finalizer_prompt = next(m[-1]["content"] for r, m in model.calls if r == "finalizer")
+    assert f"# The verifier's reason\n{why}\n" in finalizer_prompt
+
+
+def test_the_routers_reason_reaches_the_planner_with_names_as_written(config, sample_copy):
+    """Underscores in a file name vanished between the router's reason and the planner's prompt
+    ('wildfire_total_fires_p45_54.csv' came back as 'wildfire total fires p45 54.csv')."""
+    why = "`wildfire_total_fires_p45_54.csv` holds the *per_state* totals; use fees__v2.csv"
+    result, _, model = run({
+        "planner": ["Load transactions.csv.", "Load the other file."],
+        "coder": [count_rows(sample_copy), py("print('ok: 1')")],
+        "verifier": ["No\nwrong file", "Yes"],
+        "router": [f"**Step 1** - {why}"],
+        "finalizer": [py("print(1)")],
+    }, config, sample_copy)
+    assert result.history[0]["action"] == "fix"
+    planner_prompt = [m for role, m in model.calls if role == "planner"][1][-1]["content"]
+    assert f"# Why the router chose to drop those steps\n{why}\n" in planner_prompt
 
 
 def test_the_coder_is_told_when_its_output_was_cut(config, sample_copy):

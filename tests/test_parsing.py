@@ -1,6 +1,6 @@
 import pytest
 
-from dsstar_cli.roles.parsing import extract_code, parse_route, parse_step, parse_verdict, route_why
+from dsstar_cli.roles.parsing import extract_code, parse_route, parse_step, parse_verdict, route_why, verdict_reason
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -61,6 +61,36 @@ def test_parse_route(reply, length, expected):
 ])
 def test_route_why_is_what_follows_the_decision(reply, why):
     assert route_why(reply) == why
+
+
+NAMES = "`wildfire_total_fires_p45_54.csv`, column *rate*_2023 and __init__.py"
+
+
+@pytest.mark.parametrize("reply", [
+    f"Step 2 - {NAMES} are misread",
+    f"**Step 2**: {NAMES} are misread",
+    f"Add Step\n{NAMES} are misread",
+    f"__Add Step__ - {NAMES} are misread",
+])
+def test_the_routers_reason_keeps_names_as_the_model_wrote_them(reply):
+    """The decision is read from a copy without markdown; the reason kept is the model's own text
+    (wildfire_total_fires_p45_54.csv came back as 'wildfire total fires p45 54.csv')."""
+    assert route_why(reply) == f"{NAMES} are misread"
+
+
+@pytest.mark.parametrize("reply", [f"No\n{NAMES} are misread", f"**No.** {NAMES} are misread",
+                                   f"Verdict: No - {NAMES} are misread", f"No:\n\n{NAMES}   are misread"])
+def test_the_verifiers_reason_keeps_names_as_the_model_wrote_them(reply):
+    assert verdict_reason(reply) == f"{NAMES}{'   ' if '   ' in reply else ' '}are misread"
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("2023.csv holds the fees: load it.", "2023.csv holds the fees: load it."),
+    ("step1.csv is the first file: load it", "step1.csv is the first file: load it"),
+    ("Load `fee_rules.json` and *merchant_data*.", "Load `fee_rules.json` and *merchant_data*."),
+])
+def test_a_plan_step_keeps_names_that_look_like_a_step_prefix(reply, expected):
+    assert parse_step(reply) == expected
 
 
 @pytest.mark.parametrize("reply, length", [("Step 5", 3), ("Step 0", 2), ("hmm", 2), ("", 1)])

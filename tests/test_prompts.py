@@ -59,3 +59,31 @@ def test_the_coder_and_the_debugger_are_told_the_versions_the_scripts_run_with()
         text = messages[-1]["content"]
         assert f"pandas {pandas}" in text and "Python 3." in text and "duckdb " in text
         assert ("dtype 'str'" in text) == (int(pandas.split(".")[0]) >= 3)
+
+
+def _table(path: str, words: str, size: int) -> "FileDescription":
+    from dsstar_cli.analyzer import FileDescription
+
+    return FileDescription(path, "csv", 1000, "builtin", f"columns: {words}\n" + "x " * size)
+
+
+def test_the_files_a_script_reads_are_described_within_the_tables_budget():
+    """The verifier's and finalizer's context: the shared prefix, then the files the script reads,
+    fitted to the description budget as the retriever fits them (the question's best match
+    described, the others listed by name); a script reading no data file adds nothing."""
+    from dsstar_cli.analyzer.retriever import Selection
+    from dsstar_cli.roles.context import build_context
+
+    files = [_table("fees.csv", "fee rate merchant", 3000), _table("sub/payments.csv", "amount", 3000),
+             _table("other.csv", "nothing", 3000)]
+    context = build_context("Which fee rate applies?", None, "/data", Selection(files), 64_000,
+                            description_tokens=1000)
+    code = "a = pd.read_csv(f'{DATA_DIR}/fees.csv')\nb = pd.read_csv(DATA_DIR + '/sub/payments.csv')"
+    text = context.for_script(code)
+    assert text.startswith(context.brief + "\n\n# Data files the script reads (2)\n")
+    assert "## fees.csv" in text and "fee rate merchant" in text  # The question's match, in full;
+    assert "## sub/payments.csv" not in text and "- sub/payments.csv: " in text  # the other only listed,
+    assert "other.csv" not in text  # and a file the script does not read not at all.
+    roomy = build_context("Which fee rate applies?", None, "/data", Selection(files), 64_000)
+    assert "## sub/payments.csv" in roomy.for_script(code)  # The default budget holds both.
+    assert context.for_script("print(42)") == context.brief

@@ -12,6 +12,7 @@ from collections import Counter
 from dsstar_cli.analyzer import FileDescription
 from dsstar_cli.analyzer.terms import terms
 from dsstar_cli.analyzer.text_profiler import IN_FULL
+from dsstar_cli.quoting import quote
 
 DOCUMENT_FORMATS = frozenset({"markdown", "text"})
 HEADING = re.compile(r"^(#{1,6})\s+(.+)$")
@@ -83,4 +84,5 @@ def documents_prompt(docs: list[FileDescription], question: str, budget_chars: i
             pending = len([d for d in docs if d.path not in shown])
             shown[doc.path] = excerpt(doc, text, question, max(left // max(pending, 1), 2000))
         left -= len(shown[doc.path])
-    return "\n\n".join(f"## {doc.path} ({doc.format}, {doc.size_bytes:,} bytes)\n{shown[doc.path]}" for doc in docs)
+    return "\n\n".join(f"## {doc.path} ({doc.format}, {doc.size_bytes:,} bytes)\n"
+                       + quote(shown[doc.path], f"{doc.path} (document)") for doc in docs)

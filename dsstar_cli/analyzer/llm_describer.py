@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dsstar_cli.agent import Agent
 from dsstar_cli.analyzer.limits import ProfileError
+from dsstar_cli.quoting import RULE, quote
 from dsstar_cli.roles import render
 from dsstar_cli.roles.context import RunContext
 
@@ -27,7 +28,7 @@ class LLMDescriber:
         messages = describe_messages(path, name)
         with self._lock:
             # The debugger sees the file being described as its context.
-            context = f'DATA_DIR = "{path.parent}"\n\n# Data files\n## {name}\n(being described)'
+            context = f'{RULE}\n\nDATA_DIR = "{path.parent}"\n\n# Data files\n## {name}\n(being described)'
             attempt = self.agent.write_and_run(ROLE, messages, "describe", RunContext(context, context, str(path.parent)))
         if not attempt.ok:
             raise ProfileError("the model's description script failed: " + attempt.output(300))
@@ -38,4 +39,5 @@ def describe_messages(path: Path, name: str) -> list[dict[str, str]]:
     """The analyzer's request for one file: its name, size and first bytes (`dsstar ask --dry-run` shows it)."""
     with path.open("rb") as handle:
         head = handle.read(32)
-    return render(ROLE, "describe", "", path=str(path), name=name, size=str(path.stat().st_size), head=repr(head))
+    return render(ROLE, "describe", "", path=str(path), name=name, size=str(path.stat().st_size),
+                  head=quote(repr(head), f"first bytes of {name}"), quoting_rule=RULE)

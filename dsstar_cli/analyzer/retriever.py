@@ -25,6 +25,7 @@ from dsstar_cli.analyzer import FileDescription, bigdata
 from dsstar_cli.analyzer.documents import DOCUMENT_FORMATS
 from dsstar_cli.analyzer.gist import gist
 from dsstar_cli.analyzer.terms import terms
+from dsstar_cli.quoting import quote
 
 CHARS_PER_TOKEN = 4
 MAX_LISTED = 500  # Paths listed beyond the described files; more would crowd the prompt.
@@ -116,7 +117,7 @@ def files_prompt(selection: Selection) -> str:
     """The file-description block: the described files, then the others listed: one line each with
     its gist while a folder lists few of them (GIST_FOLDER_MAX), else one line per folder (a folder
     of 52 per-state files costs one line, not 52)."""
-    text = "\n\n".join(f.as_prompt() for f in selection.described)
+    text = "\n\n".join(_quoted(f) for f in selection.described)
     steer = bigdata.note(selection.described)  # Only when some file is too big for pandas.
     text = f"{steer}\n\n{text}" if steer else text
     if selection.listed:
@@ -135,8 +136,14 @@ def files_prompt(selection: Selection) -> str:
             lines.append(f"- ... and {len(selection.listed) - MAX_LISTED} more")
         text += (f"\n\n## Other files in the folder ({len(selection.listed)}, not described here: "
                  "one line each on what it holds, where its folder lists few; load one and inspect it if the question "
-                 "needs it)\n" + "\n".join(lines))
+                 "needs it)\n" + quote("\n".join(lines), "other files in the folder (names and gists)"))
     return text
+
+
+def _quoted(f: FileDescription) -> str:
+    """A file's heading, then its description quoted as data (it holds the file's cells and text)."""
+    heading, _, description = f.as_prompt().partition("\n")
+    return f"{heading}\n{quote(description, f'{f.path} (description)')}"
 
 
 def litellm_embedder(model: str, api_base: str | None, timeout_s: float, deadline: float | None = None) -> Embed:

@@ -3,6 +3,7 @@
 import re
 
 from dsstar_cli.model import Messages
+from dsstar_cli.quoting import quote
 from dsstar_cli.roles import keep_evidence, libraries, render
 from dsstar_cli.roles.context import RunContext
 from dsstar_cli.roles.parsing import extract_code
@@ -46,7 +47,8 @@ MAX_PRINTED_CHARS = 3000
 def messages(context: RunContext, code: str, error: str, printed: str = "") -> Messages:
     """`printed`: the script's stdout before it failed (how far it got, and what it saw)."""
     shown = keep_evidence(printed.strip(), MAX_PRINTED_CHARS) if printed.strip() else "(nothing)"
-    summary = summarize_error(error)
+    shown = quote(shown, "output of the script before it failed")  # Both print cells of the data.
+    summary = quote(summarize_error(error), "error output of the script")
     if OUT_OF_MEMORY.search(error):  # Steer to the engine that fits, not to a smaller sample.
         summary += MEMORY_HINT
     return render(ROLE, "repair", context.full, code=code.rstrip(), error=summary, printed=shown,

@@ -51,9 +51,11 @@ def parse(reply: str) -> FinalReply | None:
     return None  # None, or several answers: which one would be the answer?
 
 
-def messages(context: RunContext, plan: list[str], code: str, output: str) -> Messages:
-    """The plan too: when the output prints several candidate values, it says which one was meant."""
-    return render(ROLE, "finalize", context.brief, plan=numbered(plan), code=code.rstrip(), output=output)
+def messages(context: RunContext, plan: list[str], code: str, output: str, verifier_reason: str = "") -> Messages:
+    """The plan too: when the output prints several candidate values, it says which one was meant; and
+    the verifier's last reason, which says what it found the output to hold (or to lack)."""
+    return render(ROLE, "finalize", context.for_script(code), plan=numbered(plan), code=code.rstrip(), output=output,
+                  verifier_reason=verifier_reason or "(none given)")
 
 
 def _note(reply: str) -> str | None:

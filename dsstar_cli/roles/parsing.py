@@ -10,8 +10,14 @@ FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTA
 CODE_LANGS = {"", "python", "py", "python3"}
 STEP_REF = re.compile(r"\bstep\s*#?\s*(\d+)\b", re.IGNORECASE)
 ADD_STEP = re.compile(r"\badd(?:ing)?\s+(?:a\s+|one\s+|another\s+|the\s+)?(?:new\s+|next\s+)?step\b", re.IGNORECASE)
-STEP_PREFIX = re.compile(r"^\s*(?:[-*•]\s+)?(?:\*\*)?(?:(?:next|first|new)\s+)?(?:step\s*\d*\s*[:.)-]|\d+\s*[.)])?(?:\*\*)?\s*",
-                         re.IGNORECASE)
+# A separator ends the prefix only when a space follows it (or ':'): "2023.csv" and "step1.csv" are names.
+STEP_PREFIX = re.compile(r"^\s*(?:[-*•]\s+)?(?:\*\*)?(?:(?:next|first|new)\s+)?"
+                         r"(?:step\s*\d*\s*(?::|[.)-](?=\s|$))|\d+\s*[.)](?=\s|$))?(?:\*\*)?\s*", re.IGNORECASE)
+# Markdown characters, each replaced by a space in the copy a decision is read from: positions stay the same,
+# so the model's own text can be kept from where the decision ends.
+MARKUP = re.compile(r"[*_`#>]")
+# What closes a decision ("**No.** -", "Add Step:"): emphasis that no word follows, punctuation, spaces.
+AFTER_DECISION = re.compile(r"(?:[\s:.,;!\-—–]|[*_`]++(?=[\s:.,;!\-—–]|$))*")
 
 
 def extract_code(reply: str) -> str | None:
@@ -56,10 +62,23 @@ def parse_verdict(reply: str) -> bool | None:
 
 
 def verdict_reason(reply: str) -> str:
-    """The verifier's why: its reply without the Yes/No word, on one line, bounded."""
-    text = re.sub(r"^\W*(verdict|answer|decision)?\s*[:\-]?\s*\W*(yes|no|not sufficient|insufficient|sufficient)\b\W*",
-                  "", reply.strip(), count=1, flags=re.IGNORECASE)
-    return " ".join(text.split())[:600]
+    """The verifier's why: its reply without the Yes/No word, on one line, bounded. The rest is the
+    model's own text: names keep their `_`, `*` and backticks."""
+    text = reply.strip()
+    decision = re.match(r"^\W*(verdict|answer|decision)?\s*[:\-]?\s*\W*(yes|no|not sufficient|insufficient|sufficient)\b",
+                        text, flags=re.IGNORECASE)
+    if decision:
+        text = _after_decision(text, decision.end())
+    return one_line(text)[:600]
+
+
+def one_line(text: str) -> str:
+    """The lines of `text` joined by spaces; the spaces inside a line are kept (a name may hold two)."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _after_decision(text: str, end: int) -> str:
+    return text[AFTER_DECISION.match(text, end).end():]
 
 
 def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
@@ -77,10 +96,9 @@ def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
 def route_why(reply: str, limit: int = 600) -> str:
     """The router's reason: what follows its first decision ("Step 2 - the filter is wrong" gives
     "the filter is wrong"), on one line, at most `limit` characters (cut at a word, marked)."""
-    text = re.sub(r"[*_`#>]", " ", reply)
-    found = [m for m in (ADD_STEP.search(text), STEP_REF.search(text)) if m]
-    rest = text[min(m.end() for m in found):] if found else ""
-    why = " ".join(rest.split()).lstrip(":.-—–, ")
+    plain = MARKUP.sub(" ", reply)  # Read the decision here; keep the reason from `reply`.
+    found = [m for m in (ADD_STEP.search(plain), STEP_REF.search(plain)) if m]
+    why = one_line(_after_decision(reply, min(m.end() for m in found))) if found else ""
     return why if len(why) <= limit else why[:limit].rsplit(" ", 1)[0] + " [...]"
 
 

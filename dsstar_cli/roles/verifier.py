@@ -15,4 +15,6 @@ def parse(reply: str) -> tuple[bool, str] | None:
 
 
 def messages(context: RunContext, plan: list[str], code: str, output: str) -> Messages:
-    return render(ROLE, "verify", context.brief, plan=numbered(plan), code=code.rstrip(), output=output)
+    """The descriptions of the files the script reads come with the shared context: a plan's reading of a
+    column is checked against that column's profile."""
+    return render(ROLE, "verify", context.for_script(code), plan=numbered(plan), code=code.rstrip(), output=output)
