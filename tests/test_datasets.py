@@ -162,3 +162,17 @@ def test_members_spelling_one_value_alike_get_no_note(tmp_path):
     text = describe(data)["part_*.csv"].description
     assert "- flag: 'on' (12), 'off' (15)." in text or "- flag: 'off' (15), 'on' (12)." in text, text
     assert "differ in" not in text
+
+
+def test_values_across_members_leave_out_title_and_footnote_rows(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for region, status in (("north", "Open"), ("south", "open"), ("east", "OPEN")):
+        # Read with nrows and no skipfooter, the footnote would be a value of the first column.
+        rows = "".join(f"{status if k % 2 else 'Closed'},{region}-{k}\n" for k in range(8))
+        (data / f"sites_{region}.csv").write_text(f"Sites by region\n\nstatus,site\n{rows}\nSource: the agency\n")
+    text = describe(data)["sites_*.csv"].description
+    line = next(line for line in text.splitlines() if line.startswith("- status: "))
+    assert "'Closed' (12)" in line and "'open' (4)" in line and "Source" not in line, text
+    assert "values differ in case across members: 'Open' / 'open' / 'OPEN'" in line or \
+        "values differ in case across members" in line and "'OPEN'" in line, line

@@ -34,7 +34,8 @@ from dsstar_cli.analyzer.loader_call import CALL, Loader, loader_of
 HASH_UP_TO = 256 * 1024 * 1024   # Files hashed whole up to this size,
 HASH_TOTAL = 1024 * 1024 * 1024  # and this many bytes hashed in all.
 ROWS_UP_TO = 32 * 1024 * 1024    # Tables whose rows are compared, up to this size on disk,
-MAX_ROWS = 500_000               # and this many rows.
+MAX_ROWS = 500_000               # and this many rows;
+EXCEL_UP_TO = 4 * 1024 * 1024    # a workbook up to this size (openpyxl reads a big one for minutes).
 ROWS_TOTAL = 256 * 1024 * 1024   # Bytes of tables compared in all (the smallest first),
 MAX_TABLES = 300                 # and tables.
 MIN_ROWS = 5                     # A smaller table is not called a cut copy or subset of another.
@@ -124,7 +125,8 @@ def table_candidates(described: dict[str, str], sizes: dict[str, int], groups: l
     tables, total = {}, 0
     for relative in sorted(said, key=lambda name: (sizes.get(name, ROWS_UP_TO + 1), name)):
         loader, size = loader_of(described[relative]), sizes.get(relative, ROWS_UP_TO + 1)
-        if loader is None or size > ROWS_UP_TO or alike[said[relative]] < 2:
+        bound = EXCEL_UP_TO if loader is not None and loader.reader == "read_excel" else ROWS_UP_TO
+        if loader is None or size > bound or alike[said[relative]] < 2:
             continue
         if total + size > ROWS_TOTAL or len(tables) == MAX_TABLES:
             break

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+FOOTNOTES_WHOLE_BYTES = 16 * 1024 * 1024
 CALL = re.compile(r"pd\.(read_csv|read_excel|read_parquet|read_feather)\(path(?:, [^\n]*?)?\)(?=\.?\s|\.?$)")
 
 
@@ -36,8 +37,9 @@ def loader_of(description: str) -> Loader | None:
 
 
 def read(path: Path, loader: Loader, nrows: int | None = None, as_text: bool = False) -> "pd.DataFrame":
-    """The table as the loader reads it; its first `nrows` rows when given (a footnote option that
-    pandas cannot combine with nrows is then left out: the notes sit below the rows read);
+    """The table as the loader reads it; its first `nrows` rows when given (with footnote rows below
+    the table, pandas cannot combine skipfooter with nrows: a small file is then read whole and cut,
+    a big one read without skipfooter, its notes being far below the rows read);
     every cell as text with `as_text` (delimited text only). Run in a bounded child: pandas is
     imported here, not in dsstar's own process."""
     import pandas as pd
@@ -49,6 +51,8 @@ def read(path: Path, loader: Loader, nrows: int | None = None, as_text: bool = F
     if loader.reader == "read_feather":
         frame = pd.read_feather(path)
         return frame if nrows is None else frame.head(nrows)
+    if nrows is not None and "skipfooter" in options and path.stat().st_size <= FOOTNOTES_WHOLE_BYTES:
+        return read(path, loader, None, as_text).head(nrows)  # Footnote rows out: read whole, then cut.
     if nrows is not None:
         if options.pop("skipfooter", None) is not None and options.get("engine") == "python":
             options.pop("engine")

@@ -34,6 +34,7 @@ SHOWN_COLUMNS = 8         # Columns whose spellings differ first.
 VALUES_CHARS = 300        # A column's values with counts, cut past this.
 SHOWN_MEMBERS = 3         # Members named as holding a spelling; more are counted.
 HOLDERS_CHARS = 300       # "Which members hold which" is left out past this.
+SELF_DESCRIBING = {".jsonl", ".ndjson", ".parquet", ".pq", ".feather", ".arrow"}  # Read without a load call.
 NUMBER = re.compile(r"^\s*[-+]?[\d,.]+([eE][-+]?\d+)?%?\s*$")
 
 
@@ -79,7 +80,6 @@ def _read_member(path: Path, loader: Loader | None, share: int) -> tuple[pd.Data
             batches.append(reader.get_batch(i))
             rows += batches[-1].num_rows
         return pa.Table.from_batches(batches, reader.schema).slice(0, share + 1).to_pandas(), share
-    loader = loader or Loader("read_csv")
     width = len(read(path, loader, 0, as_text=True).columns) or 1
     rows = max(1, min(share, CELLS // width))
     return read(path, loader, rows + 1, as_text=True).head(rows + 1), rows
@@ -147,6 +147,8 @@ def across_members(root: Path, members: list[str], names: list[str], loader: Loa
                    seconds: float) -> str:
     """Lines on the few-valued text columns across `members` (relative paths; `names` as the
     description shows them), read with the first member's `loader`; "" when there are none."""
+    if loader is None and Path(members[0]).suffix.lower() not in SELF_DESCRIBING:
+        return ""  # No single load call to read delimited members with: nothing rather than a guess.
     started, columns, read_rows, read_members, whole = time.monotonic(), {}, 0, 0, True
     share = max(MIN_ROWS, min(SAMPLE_ROWS, TOTAL_ROWS // max(len(members), 1)))
     for index, member in enumerate(members):
