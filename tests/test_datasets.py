@@ -132,3 +132,47 @@ def test_a_damaged_member_is_named_and_the_others_still_described(tmp_path):
     group = describe(data)["t/**/*.parquet"]
     assert "Unreadable members (1; not counted): t/month=02/part-0.parquet" in group.description
     assert "about 4 rows in all" in group.description and "- x:" in group.description
+
+
+def test_few_valued_columns_are_counted_across_every_member_with_their_spellings(tmp_path):
+    """Lab: 'no' (622), 'yes' (28) from the first member while later members spelled 'Yes' and 'YES':
+    a script matching 'yes' as described missed them."""
+    data = tmp_path / "data"
+    data.mkdir()
+    spellings = {"2021": ("no", "yes"), "2022": ("no", "yes"), "2023": ("No", "Yes"), "2024": ("NO", "YES")}
+    for year, (no, yes) in spellings.items():
+        rows = [f"{year}-{k:03d},{yes if k % 5 == 0 else no},{k}" for k in range(40)]
+        (data / f"inspections_{year}.csv").write_text("id,violation,score\n" + "\n".join(rows) + "\n")
+    text = describe(data)["inspections_202*.csv"].description
+    across = text[text.index("Few-valued text columns across all 4 members"):]
+    line = next(line for line in across.splitlines() if line.startswith("- violation:"))
+    for value, count in (("no", 64), ("yes", 16), ("No", 32), ("Yes", 8), ("NO", 32), ("YES", 8)):
+        assert f"{value!r} ({count})" in line, line
+    assert "values differ in case across members" in line and "compare case-insensitively" in line
+    assert "'Yes', 'No' in inspections_2023.csv" in line or "'No', 'Yes' in inspections_2023.csv" in line, line
+    assert "- id:" not in across.split("Every member")[0]             # many-valued: not a few-valued column
+    assert text.index("Few-valued text columns") < text.index("Every member has the columns")
+
+
+def test_members_spelling_one_value_alike_get_no_note(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for part in range(3):
+        (data / f"part_{part}.csv").write_text("flag,x\n" + "".join(f"{'on' if k % 2 else 'off'},{k}\n" for k in range(9)))
+    text = describe(data)["part_*.csv"].description
+    assert "- flag: 'on' (12), 'off' (15)." in text or "- flag: 'off' (15), 'on' (12)." in text, text
+    assert "differ in" not in text
+
+
+def test_values_across_members_leave_out_title_and_footnote_rows(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    for region, status in (("north", "Open"), ("south", "open"), ("east", "OPEN")):
+        # Read with nrows and no skipfooter, the footnote would be a value of the first column.
+        rows = "".join(f"{status if k % 2 else 'Closed'},{region}-{k}\n" for k in range(8))
+        (data / f"sites_{region}.csv").write_text(f"Sites by region\n\nstatus,site\n{rows}\nSource: the agency\n")
+    text = describe(data)["sites_*.csv"].description
+    line = next(line for line in text.splitlines() if line.startswith("- status: "))
+    assert "'Closed' (12)" in line and "'open' (4)" in line and "Source" not in line, text
+    assert "values differ in case across members: 'Open' / 'open' / 'OPEN'" in line or \
+        "values differ in case across members" in line and "'OPEN'" in line, line

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import stat
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from dsstar_cli.analyzer import datasets
+from dsstar_cli.analyzer import datasets, duplicates
 from dsstar_cli.analyzer.bounded import BUDGET_GONE, profile_all
 from dsstar_cli.analyzer.budget import STRUCTURE_FACTOR, Fitted
 from dsstar_cli.analyzer.cache import DescriptionCache
@@ -25,7 +25,7 @@ from dsstar_cli.analyzer.discover import list_data_files, outside_check
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
 from dsstar_cli.analyzer.partial import first_lines
-from dsstar_cli.analyzer.siblings import listed_only, references
+from dsstar_cli.analyzer.siblings import MANY_FILES, listed_only, references
 from dsstar_cli.analyzer.text_profiler import IN_FULL
 from dsstar_cli.events import Event, Sink
 
@@ -163,6 +163,31 @@ def _in_child(path: Path, mode: str) -> bool:
     return mode != "llm" and profiler is not None
 
 
+def _with_duplicate_notes(root: Path, results: list[FileDescription | None], groups: list[datasets.Dataset],
+                          sizes: dict[str, int], limits: AnalyzerLimits,
+                          deadline: float | None, cache: DescriptionCache | None) -> list[FileDescription | None]:
+    """The results with a first line on each file holding the same data as another (duplicates.py),
+    a dataset's members' lines in its description. Added after caching: such a note depends on
+    other files, so a cached description never holds one (it would go stale)."""
+    profiled = {r.path: r.description for r in results if r is not None and r.method == "builtin" and r.error is None}
+    tables = {path: text for path, text in profiled.items() if path in sizes}
+    for group in groups:  # Members are read with the load call their dataset gives them.
+        tables.update({member: profiled[group.path] for member in group.members if group.path in profiled})
+    seconds = limits.seconds_per_file if deadline is None else min(limits.seconds_per_file, deadline - time.monotonic())
+    notes = duplicates.find(root, tables, sizes, limits, seconds, cache)
+    if not notes:
+        return results
+    for group in groups:  # Members named as the dataset's file list names them: below their common folder.
+        base = os.path.commonpath([os.path.dirname(member) for member in group.members])
+        short = (lambda text: text.replace(f"{base}/", "")) if base else (lambda text: text)
+        said = [short(f"Member {member}: {' '.join(notes[member])}") for member in group.members if member in notes]
+        if said:
+            notes[group.path] = said[:duplicates.SHOWN] + ([f"... and {len(said) - duplicates.SHOWN} more such "
+                                                            "members"] if len(said) > duplicates.SHOWN else [])
+    return [replace(r, description="\n".join(notes[r.path]) + "\n" + r.description)
+            if r is not None and r.path in notes else r for r in results]
+
+
 def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "auto",
                    describe_unknown: UnknownDescriber | None = None, workers: int = 4,
                    cache: DescriptionCache | None = None, cache_context: str = "",
@@ -233,6 +258,9 @@ def analyze_folder(root: Path, limits: AnalyzerLimits, emit: Sink, mode: str = "
         profile_all(jobs, limits, min(workers, os.cpu_count() or 1),
                     lambda r, rel, why: stopped(r, rel, why).as_dict(),
                     lambda index, fields: finish(index, FileDescription(**fields)), deadline)
+    if len(relatives) <= MANY_FILES:  # Past it, files are described by reference to one example.
+        results = _with_duplicate_notes(root, results, groups, {str(files[i]): s for i, s in sizes.items()},
+                                        limits, deadline, cache)
     # Members of a dataset are in its description; a dataset goes where its path sorts.
     results = sorted((result for result in results if result is not None), key=lambda result: result.path)
     emit(Event("analysis_done", {"files": len(results), "cached": sum(r.cached for r in results),

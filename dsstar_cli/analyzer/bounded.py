@@ -140,7 +140,7 @@ def serve(memory_mb: int) -> None:
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    from dsstar_cli.analyzer import datasets, profile_builtin  # After the limit: imports count too.
+    from dsstar_cli.analyzer import datasets, duplicates, profile_builtin  # After the limit: imports count too.
 
     try:  # Mapped now, while the address space is free: imported lazily after a file filled most of
         import pandas  # noqa: F401  # the bound, its shared objects could not be mapped (ImportError).
@@ -153,6 +153,9 @@ def serve(memory_mb: int) -> None:
         try:
             if "dataset" in request:
                 fields = datasets.profile(Path(request["root"]), request["dataset"], limits)
+            elif "duplicates" in request:  # Tables compared by their rows (duplicates.py).
+                fields = {"relations": duplicates.rows_relations(Path(request["root"]), request["duplicates"],
+                                                                      request["seconds"])}
             else:
                 fields = profile_builtin(Path(request["root"]), Path(request["relative"]), limits)
         except MemoryError:  # Even describing the failure ran out: the parent says which bound.

@@ -8,7 +8,8 @@
 `find` groups them in dsstar's process from names and first lines only (bounded reads, as
 siblings.py does for folders of thousands of files); `profile` describes a group in a bounded
 child (bounded.py): its member files with their row counts, total rows and size, the partition
-columns, one member profiled in full (the shared columns), and how to load them all at once.
+columns, the few-valued text columns counted across every member (member_values.py), one member
+profiled in full (the shared columns), and how to load them all at once.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ MIN_FILES = 3               # Files of one schema described as a group from this
 LINE_FORMATS = {".csv", ".tsv", ".tab", ".psv", ".jsonl", ".ndjson"}
 TABLE_FORMATS = {".parquet", ".pq", ".feather", ".arrow"}
 SHOWN_MEMBERS = 30          # Members named with their row counts; the rest are counted.
+VALUES_SHARE = 1 / 3        # Of the time bound, spent reading every member's few-valued columns.
 EXTRA_CHARS = 1500          # A dataset's description may exceed one file's by this much.
 PARTITION = re.compile(r"^([^=/]+)=([^/]*)$")
 DIGITS = re.compile(r"\d+")
@@ -181,6 +183,8 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
     """The dataset's description (FileDescription fields), from its members' metadata and one
     member profiled in full."""
     from dsstar_cli.analyzer import _cap, _human_size, describe_file
+    from dsstar_cli.analyzer.loader_call import loader_of
+    from dsstar_cli.analyzer.member_values import across_members  # pandas: in the bounded child only.
 
     dataset = Dataset(**fields)
     members = [Path(m) for m in dataset.members]
@@ -220,6 +224,12 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
     if len(schemas) > 1:
         lines.append(f"Note: the members' schemas differ ({len(schemas)} variants); union_by_name=true aligns columns.")
     lines.append(_loader(dataset, suffix, first_loader, sum(sizes)))
-    lines.append(f"Every member has the columns of {members[0]}, profiled here:\n{first.description}")
+    names = [os.path.relpath(m, base) if base else m for m in dataset.members]
+    across = across_members(root, dataset.members, names, loader_of(first.description),
+                            limits.seconds_per_file * VALUES_SHARE)
+    if across:
+        lines.append(across)
+    alone = " (figures from this member alone)" if across else ""
+    lines.append(f"Every member has the columns of {members[0]}, profiled here{alone}:\n{first.description}")
     return {"path": dataset.path, "format": f"{fmt} dataset", "size_bytes": sum(sizes), "method": "builtin",
             "description": _cap("\n".join(lines), limits.max_description_chars + EXTRA_CHARS), "error": None}
