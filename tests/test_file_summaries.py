@@ -28,7 +28,7 @@ def listed_lines(data: Path, question: str) -> dict[str, str]:
     selection = select_files(files, question, 1, 1_000_000)
     prompt = files_prompt(selection)
     lines = prompt.split("## Other files in the folder", 1)[1].splitlines()[1:]
-    return dict(line[2:].split(": ", 1) for line in lines)
+    return dict(line[2:].split(": ", 1) for line in lines if line.startswith("- "))  # Inside the quote markers.
 
 
 def test_a_listed_file_says_what_it_holds_whatever_its_format(tmp_path):
