@@ -208,6 +208,18 @@ def test_title_rows_footnotes_and_thousands_separators_are_found(tmp_path):
     assert frame["# of Reports"].sum() == sum(1000 + i * 1237 for i in range(1, 41))
 
 
+def test_a_footnote_that_defines_a_term_is_shown_whole(tmp_path):
+    """Footnotes carry definitions; one cut at 150 characters hid whether Micropolitan areas count."""
+    definition = ("Metropolitan Areas are defined by the Office of Management and Budget and population figures "
+                  "are based on 2023 census estimates; Micropolitan Statistical Areas are listed with them but "
+                  "are not metropolitan areas and are ranked separately.")
+    path = tmp_path / "areas.csv"
+    path.write_text("Area,Reports\n" + "".join(f"Area {i},{i * 10}\n" for i in range(1, 30))
+                    + f',\n"{definition}",\n')
+    d = describe(path).description
+    assert definition in d
+
+
 def test_plain_csv_gets_no_layout_notes():
     d = describe(SAMPLE_DATA / "transactions.csv").description
     assert "title rows" not in d and "footnote" not in d and "thousands" not in d

@@ -202,6 +202,13 @@ def repeated_header_rows(raw: pd.DataFrame) -> list[int]:
     return [int(i) for i in np.flatnonzero(same >= max(2, (len(names) + 1) // 2))]
 
 
+FOOTNOTE_CHARS = 600  # Footnotes hold definitions ("Metropolitan Areas are defined by ..."): whole, mostly.
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " [...]"
+
+
 def _layout_notes(layout: Layout) -> list[str]:
     notes = []
     if layout.header_row:
@@ -213,7 +220,7 @@ def _layout_notes(layout: Layout) -> list[str]:
         notes.append("The first column is a pandas index under an empty header cell (index_col=0).")
     if layout.footer_rows:
         notes.append(f"{layout.footer_rows} footnote row(s) below the table: "
-                     + " / ".join(repr(n[:150]) for n in layout.footnotes[:3]) + ".")
+                     + " / ".join(repr(_cut(n, FOOTNOTE_CHARS)) for n in layout.footnotes[:3]) + ".")
     return notes
 
 
