@@ -60,6 +60,17 @@ def test_json_nested_and_jsonl(tmp_path):
     assert "3 records" in r and "1 of the first 3 lines are not valid JSON" in r and "- a: int64" in r
 
 
+def test_a_column_of_lists_says_how_many_are_empty_and_what_they_hold(tmp_path):
+    """Rules whose list fields are often empty (meaning 'any value', like null): the description
+    counts the empty lists and the values inside the others, so a plan need not guess either."""
+    rules = [{"id": i, "account_type": [] if i % 3 == 0 else (["R", "D"] if i % 3 == 1 else ["H"])}
+             for i in range(30)]
+    (tmp_path / "rules.json").write_text(json.dumps(rules))
+    d = describe(tmp_path / "rules.json").description
+    assert "- account_type: object; lists; 10 empty, 1-2 items in the others; 3 distinct items: 'R' (10), " \
+           "'D' (10), 'H' (10)" in d, d
+
+
 def test_excel_every_sheet_and_formulas_as_values(tmp_path):
     import openpyxl
 

@@ -28,9 +28,11 @@ def describe_column(series: pd.Series) -> str:
         parts.append(f"{nulls} null")
     if non_null.empty:
         return f"{', '.join(parts)}; all null"
+    if all(isinstance(v, list) for v in non_null.iloc[:LIST_CHECK]):
+        return f"{', '.join(parts)}; {_list_column(non_null)}"
     try:
         distinct = non_null.unique()
-    except TypeError:  # Unhashable cells (lists, dicts from JSON).
+    except TypeError:  # Unhashable cells (dicts from JSON).
         return f"{', '.join(parts)}; e.g. {_short(non_null.iloc[0])}"
     if pd.api.types.is_bool_dtype(series) or len(distinct) <= ALL_VALUES_UP_TO:
         counts = non_null.value_counts()
@@ -42,6 +44,30 @@ def describe_column(series: pd.Series) -> str:
         return f"{', '.join(parts)}; from {non_null.min()} to {non_null.max()}"
     examples = ", ".join(_short(v) for v in distinct[:3])
     return f"{', '.join(parts)}; {len(distinct)} distinct; e.g. {examples}"
+
+
+LIST_CHECK = 1000  # Cells looked at to call a column one of lists.
+
+
+def _list_column(cells: pd.Series) -> str:
+    """A column of lists (JSON arrays): how many are empty (an empty list is a convention to
+    decide, often 'applies to all', like null), their lengths, and the values inside them with
+    counts, which a filter matches against."""
+    lists = [v for v in cells if isinstance(v, list)]
+    empty = sum(1 for v in lists if not v)
+    lengths = [len(v) for v in lists if v]
+    text = f"lists; {empty:,} empty" + (f", {min(lengths)}-{max(lengths)} items in the others" if lengths else "")
+    try:
+        values = pd.Series([item for v in lists for item in dict.fromkeys(v)]).value_counts()
+    except TypeError:  # Unhashable items (nested objects).
+        return f"{text}; e.g. {_short(next((v for v in lists if v), []))}"
+    if values.empty:
+        return text
+    if len(values) <= ALL_VALUES_UP_TO:
+        shown = ", ".join(f"{_short(v)} ({n})" for v, n in values.items())
+        return f"{text}; {len(values)} distinct items: {shown} (lists holding each)"
+    examples = ", ".join(_short(v) for v in values.index[:5])
+    return f"{text}; {len(values)} distinct items, most common: {examples}"
 
 
 def _name(name) -> str:
