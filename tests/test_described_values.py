@@ -1,0 +1,82 @@
+"""Descriptions that say what the values are: numbers loaded with the separators they are written
+with (whatever the delimiter, decided from every sampled value), the encoding of the whole file
+(not of its first kilobytes), and columns holding one value named with it however the size cap is
+fitted. Every file is generated here; loaders are run exactly as the description gives them."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dsstar_cli.analyzer import csv_profiler
+from test_corpus import describe, load_as_described
+
+DELIMITERS = [",", "\t", ";", "|"]
+
+
+def write_table(path: Path, header: list[str], rows: list[list], delimiter: str, encoding: str = "utf-8") -> Path:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    path.write_bytes(buffer.getvalue().encode(encoding))
+    return path
+
+
+# --- 1. Thousands and decimal separators, from every value of every column -------------------------
+
+REPORTS = [3512, 719771, 903, 1857, 737, 55457]   # One comma each: 3.512 with decimal=','.
+PEOPLE = [1937041, 903, 12345, 2500000, 8812, 737]  # Two commas in some: thousands only.
+
+
+@pytest.mark.parametrize("delimiter", DELIMITERS)
+def test_thousands_commas_load_as_thousands_whatever_the_delimiter(tmp_path, delimiter):
+    rows = [[f"Area {i}", f"{r:,}", f"{p:,}"] for i, (r, p) in enumerate(zip(REPORTS * 4, PEOPLE * 4))]
+    path = write_table(tmp_path / "reports.csv", ["area", "reports", "people"], rows, delimiter)
+    description, frame = load_as_described(path)
+    assert "decimal=','" not in description
+    assert frame["reports"].tolist() == REPORTS * 4 and frame["people"].tolist() == PEOPLE * 4
+
+
+@pytest.mark.parametrize("delimiter", ["\t", ";", "|"])
+def test_one_value_that_cannot_be_a_decimal_anywhere_in_the_sample_rules_out_decimal_commas(tmp_path, delimiter):
+    # 600 rows whose grouped numbers could be read either way (3,512), then one that cannot (1,937,041).
+    values = [3512, 903, 719, 4100] * 150 + [1937041]
+    rows = [[f"r{i}", f"{v:,}"] for i, v in enumerate(values)]
+    description, frame = load_as_described(write_table(tmp_path / "t.csv", ["id", "amount"], rows, delimiter))
+    assert frame["amount"].tolist() == values
+
+
+def loaded_right_or_said(description: str, series: pd.Series, numbers: list, written: list[str]) -> bool:
+    """Numbers read as the right numbers, or kept as the text they are and named in the note."""
+    if pd.api.types.is_numeric_dtype(series):
+        return series.tolist() == numbers
+    note = next(line for line in description.splitlines() if line.startswith("Number formats differ"))
+    return series.tolist() == written and repr(series.name) in note
+
+
+@pytest.mark.parametrize("footnote", [False, True], ids=["plain", "footnote"])  # Footnotes: pandas' python engine.
+@pytest.mark.parametrize("delimiter", DELIMITERS)
+def test_columns_that_write_numbers_differently_are_said_and_none_is_loaded_wrong(tmp_path, delimiter, footnote):
+    counts = [1937041, 3512, 903, 12345] * 3
+    prices = ["12,50", "3,5", "0,125", "7,25"] * 3  # Decimal commas: they cannot be thousands.
+    rows = [[f"{c:,}", p] for c, p in zip(counts, prices)] + ([[""], ["Source: a survey"]] if footnote else [])
+    description, frame = load_as_described(write_table(tmp_path / "mixed.csv", ["count", "price"], rows, delimiter))
+    assert ("footnote row" in description) == footnote
+    assert "Number formats differ between columns" in description and "pd.to_numeric(df[" in description
+    assert loaded_right_or_said(description, frame["count"], counts, [f"{c:,}" for c in counts])
+    assert loaded_right_or_said(description, frame["price"], [float(p.replace(",", ".")) for p in prices], prices)
+
+
+def test_european_numbers_load_right_and_dotted_dates_stay_dates(tmp_path):
+    rows = [[f"0{d}.02.2024", f"{d},5", f"{d}.234", f"{d}.234.567,25"] for d in range(1, 9)]
+    path = write_table(tmp_path / "eu.csv", ["datum", "wert", "menge", "umsatz"], rows, ";")
+    _, frame = load_as_described(path)
+    assert frame["wert"].tolist() == [d + 0.5 for d in range(1, 9)]
+    assert frame["menge"].tolist() == [d * 1000 + 234 for d in range(1, 9)]
+    assert frame["umsatz"].tolist() == [d * 1_000_000 + 234_567.25 for d in range(1, 9)]
+    assert frame["datum"].tolist() == [f"0{d}.02.2024" for d in range(1, 9)]  # Not 1022024 (thousands='.').
