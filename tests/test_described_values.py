@@ -80,3 +80,34 @@ def test_european_numbers_load_right_and_dotted_dates_stay_dates(tmp_path):
     assert frame["menge"].tolist() == [d * 1000 + 234 for d in range(1, 9)]
     assert frame["umsatz"].tolist() == [d * 1_000_000 + 234_567.25 for d in range(1, 9)]
     assert frame["datum"].tolist() == [f"0{d}.02.2024" for d in range(1, 9)]  # Not 1022024 (thousands='.').
+
+
+# --- 2. The encoding of every part read, not of the head ---------------------------------------------
+
+def test_a_curly_apostrophe_deep_in_a_file_gives_its_loader_cp1252(tmp_path):
+    rows = [[i, f"note {i}", i * 3] for i in range(1, 5000)] + [[5000, "it\u2019s late", 7]]
+    path = write_table(tmp_path / "notes.csv", ["id", "note", "value"], rows, ",", "cp1252")  # 0x92, past 80 KB.
+    description, frame = load_as_described(path)
+    assert "encoding='cp1252'" in description and frame["note"].iloc[-1] == "it\u2019s late"
+
+
+def test_a_large_file_is_checked_to_its_tail(tmp_path, monkeypatch):
+    monkeypatch.setattr(csv_profiler, "EXACT_COUNT_UP_TO", 100_000)  # Treat ~2 MB as large: head and blocks read.
+    monkeypatch.setattr(csv_profiler, "HEAD_BYTES", 50_000)
+    monkeypatch.setattr(csv_profiler, "SPREAD_BLOCK_BYTES", 16_000)
+    monkeypatch.setattr(csv_profiler, "SAMPLE_ROWS", 1_000)
+    rows = [[i, f"note {i}", i * 3] for i in range(1, 100_000)] + [[100_000, "it\u2019s the last row", 7]]
+    path = write_table(tmp_path / "appended.csv", ["id", "note", "value"], rows, ",", "cp1252")
+    assert path.stat().st_size > 20 * 100_000
+    description, frame = load_as_described(path)  # Fails with UnicodeDecodeError when described as UTF-8.
+    assert "encoding='cp1252'" in description and frame["note"].iloc[-1] == "it\u2019s the last row"
+
+
+def test_a_byte_cp1252_cannot_decode_late_in_the_file_gives_latin1(tmp_path):
+    # Curly quotes near the top, and far below a byte (0x81) that cp1252 leaves undefined: only
+    # latin-1 decodes every byte (pandas stops at 0x81 with encoding='cp1252').
+    rows = [[1, "\u2018quoted\u2019"]] + [[i, f"note {i}"] for i in range(2, 20_000)]
+    path = write_table(tmp_path / "mixed.csv", ["id", "note"], rows, ",", "cp1252")
+    path.write_bytes(path.read_bytes() + b"20000,odd \x81 byte\n")
+    description, frame = load_as_described(path)
+    assert "encoding='latin-1'" in description and len(frame) == 20_000

@@ -100,9 +100,11 @@ def count_lines(path: Path, size: int, utf8: Utf8Check | None = None) -> tuple[i
 
 
 def _spread_blocks(handle, size: int) -> list[bytes]:
+    """SPREAD_BLOCKS blocks evenly spaced after the head, the last one the file's tail: rows
+    appended late (and the odd byte that is not UTF-8 there) are seen too."""
     blocks = []
     for k in range(1, SPREAD_BLOCKS + 1):
-        handle.seek(size * k // (SPREAD_BLOCKS + 1))
+        handle.seek((size - SPREAD_BLOCK_BYTES) * k // SPREAD_BLOCKS)
         blocks.append(handle.read(SPREAD_BLOCK_BYTES))
     return blocks
 
