@@ -111,3 +111,36 @@ def test_a_byte_cp1252_cannot_decode_late_in_the_file_gives_latin1(tmp_path):
     path.write_bytes(path.read_bytes() + b"20000,odd \x81 byte\n")
     description, frame = load_as_described(path)
     assert "encoding='latin-1'" in description and len(frame) == 20_000
+
+
+# --- 3. A column holding one value is named with it, however the cap is fitted ------------------------
+
+def test_a_constant_column_of_a_long_description_is_named_with_its_value(tmp_path):
+    # 20 columns of long text: their statistics do not fit the cap and are dropped; the flag is not.
+    rows = [[f"{'lorem ipsum dolor sit amet ' * 3}{i}-{j}" for j in range(20)] + ["Y", 2024] for i in range(1200)]
+    path = write_table(tmp_path / "long.csv", [f"field_{j}" for j in range(20)] + ["filter_flag", "year"], rows, ",")
+    description = describe(path)
+    assert "size cap" in description  # The statistics were left out...
+    assert "filter_flag = 'Y'" in description and "year = 2024" in description  # ...the constants were not.
+    assert "1,200 rows" in description.split("filter_flag")[0].splitlines()[-1]
+
+
+def test_a_wide_table_names_its_constant_columns_beside_its_few_valued_ones(tmp_path):
+    few = [[("a", "b", "c")[(i + j) % 3] for j in range(40)] for i in range(300)]  # 40 few-valued columns first.
+    rows = [r + [i, i * 2.5, "Y", ""] for i, r in enumerate(few)]
+    header = [f"kind_{j}" for j in range(40)] + ["id", "amount", "flag", "notes"]
+    description = describe(write_table(tmp_path / "wide.csv", header, rows, ","))
+    assert "flag = 'Y'" in description and "Empty in all 300 rows: notes" not in description
+    assert "empty in all 300 rows: notes" in description
+    assert len(description) <= 2 * 3000
+
+
+def test_each_sheet_of_a_workbook_names_its_constant_columns(tmp_path):
+    path = tmp_path / "book.xlsx"
+    with pd.ExcelWriter(path) as writer:
+        for sheet in range(4):
+            pd.DataFrame({**{f"text_{j}": [f"{'long value ' * 6}{i}" for i in range(60)] for j in range(12)},
+                          "status": ["closed"] * 60, "region": [f"R{i % 40}" for i in range(60)]}
+                         ).to_excel(writer, sheet_name=f"s{sheet}", index=False)
+    description = describe(path)
+    assert "size cap" in description and description.count("status = 'closed'") == 4
