@@ -15,7 +15,7 @@ from dsstar_cli.analyzer.blocks import MAX_BYTES as BLOCKS_UP_TO, blocks_note
 from dsstar_cli.analyzer.budget import Part, fit
 from dsstar_cli.analyzer.frame import frame_parts
 from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError, read_text_head
-from dsstar_cli.analyzer.number_format import number_options
+from dsstar_cli.analyzer.number_format import number_format
 from dsstar_cli.analyzer.table_shape import filled, first_row_is_data, has_index_column, header_row
 
 SNIFF_BYTES = 64 * 1024
@@ -100,9 +100,11 @@ def count_lines(path: Path, size: int, utf8: Utf8Check | None = None) -> tuple[i
 
 
 def _spread_blocks(handle, size: int) -> list[bytes]:
+    """SPREAD_BLOCKS blocks evenly spaced after the head, the last one the file's tail: rows
+    appended late (and the odd byte that is not UTF-8 there) are seen too."""
     blocks = []
     for k in range(1, SPREAD_BLOCKS + 1):
-        handle.seek(size * k // (SPREAD_BLOCKS + 1))
+        handle.seek((size - SPREAD_BLOCK_BYTES) * k // SPREAD_BLOCKS)
         blocks.append(handle.read(SPREAD_BLOCK_BYTES))
     return blocks
 
@@ -116,7 +118,7 @@ def spread_rows(blocks: list[bytes], encoding: str, options: dict, columns: list
         lines.extend(text.split("\n")[1:-1])  # The first and last lines of a block are cut.
     if not lines:
         return None
-    keep = {k: v for k, v in options.items() if k in ("sep", "thousands", "decimal")}
+    keep = {k: v for k, v in options.items() if k in ("sep", "thousands", "decimal", "dtype")}
     try:
         return pd.read_csv(io.StringIO("\n".join(lines)), header=None, names=columns, **keep)
     except (pd.errors.ParserError, ValueError):
@@ -159,8 +161,12 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     read_options = {k: v for k, v in options.items() if whole or k not in ("skipfooter", "engine")}
     nrows = None if whole else SAMPLE_ROWS
     raw = _read_sample(path, {**read_options, "dtype": str}, nrows)
-    options.update(number_options(raw, delimiter))
-    read_options = {**read_options, **{k: options[k] for k in ("thousands", "decimal") if k in options}}
+    spread = not whole and not exact and not layout.footer_rows
+    raw_spread = spread_rows(blocks, text_encoding, {"sep": delimiter, "dtype": str}, list(raw.columns)) \
+        if spread else None
+    numbers = number_format(raw if raw_spread is None else pd.concat([raw, raw_spread], ignore_index=True))
+    options.update(numbers.options)
+    read_options = {**read_options, **{k: options[k] for k in ("thousands", "decimal", "dtype") if k in options}}
     frame = _read_sample(path, read_options, nrows)
     if whole:
         rows_text = _plural(len(frame), "data row")
@@ -171,7 +177,7 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
                      f"about {rows:,} data rows (estimated from the first 8 MB and {SPREAD_BLOCKS} blocks spread "
                      "through the file; not counted)")
     sampled = f" (figures from the first {len(frame):,} of {rows:,} rows)" if len(frame) < rows else ""
-    if not whole and not exact and not layout.footer_rows:
+    if spread:
         extra = spread_rows(blocks, text_encoding, options, [str(c) for c in frame.columns])
         if extra is not None and len(extra.columns) == len(frame.columns):
             frame = pd.concat([frame, extra.astype(frame.dtypes.to_dict(), errors="ignore")], ignore_index=True)
@@ -180,6 +186,8 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout)
+    if numbers.note:
+        notes.append(numbers.note)
     stacked = blocks_note(path.read_text(text_encoding, errors="replace"), delimiter, options) \
         if exact and size <= BLOCKS_UP_TO else None
     if stacked:

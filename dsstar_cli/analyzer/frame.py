@@ -13,6 +13,9 @@ MAX_VALUE_CHARS = 60
 DETAILED_COLUMNS = 30     # Tables up to this wide get every column in detail;
 WIDE_DETAILED = 12        # wider ones every name, and this many in detail (few-valued first).
 NAMES_CHARS = 4000        # A wide table's column names, listed in full up to this.
+CONSTANTS_CHARS = 1500    # Columns holding one value, named with it, up to this.
+PROBE_ROWS = 16           # Rows compared first: a column that differs in them is not constant.
+MIN_ROWS = 3              # Fewer rows than this: any column could look constant.
 
 
 def _short(value) -> str:
@@ -88,17 +91,85 @@ def _all_names(frame: pd.DataFrame) -> str:
     return ", ".join(names) + more
 
 
-def _wide_detailed(frame: pd.DataFrame) -> list:
+def _one_value(series: pd.Series) -> tuple[bool, object]:
+    """(True, the value) when every non-empty cell holds the same value (or none has one)."""
+    values = series.dropna()
+    if values.empty:
+        return True, None
+    first = values.iloc[0]
+    try:
+        return bool((values == first).all()), first
+    except (TypeError, ValueError):  # Cells pandas cannot compare (lists, dicts from JSON).
+        return False, None
+
+
+def constant_columns(frame: pd.DataFrame) -> list[tuple[int, object]]:
+    """(position, value) of the columns holding one value in every row read (None: empty in every
+    row). Only the columns whose few probe rows agree are checked whole, so a wide table costs a
+    comparison of PROBE_ROWS rows, not a count of every column's values."""
+    if len(frame) < MIN_ROWS:
+        return []
+    found = []
+    for position in _probed(frame):
+        one, value = _one_value(frame.iloc[:, position])
+        if one:
+            found.append((position, value))
+    return found
+
+
+def _probed(frame: pd.DataFrame) -> list[int]:
+    """Positions of the columns whose PROBE_ROWS rows, spread through the frame, agree (compared
+    at once: a loop over 10,000 columns would cost a second)."""
+    probe = frame.iloc[sorted({round(i * (len(frame) - 1) / (PROBE_ROWS - 1)) for i in range(PROBE_ROWS)})]
+    probe = probe.set_axis(range(len(frame.columns)), axis=1)  # Positions: names may repeat.
+    try:
+        first = probe.bfill().iloc[0]
+        agree = (probe.eq(first, axis=1) | probe.isna()).all()
+        return [int(p) for p in agree[agree].index]
+    except (TypeError, ValueError):  # Cells pandas cannot compare at once (lists, dicts from JSON).
+        return [p for p in range(len(frame.columns)) if _one_value(probe.iloc[:, p])[0]]
+
+
+def _bounded(items: list[str], chars: int) -> str:
+    shown, used = [], 0
+    for item in items:
+        if used + len(item) > chars:
+            break
+        shown.append(item)
+        used += len(item) + 2
+    return ", ".join(shown) + (f", ... and {len(items) - len(shown):,} more" if len(shown) < len(items) else "")
+
+
+def _constants_line(frame: pd.DataFrame, constants: list[tuple[int, object]], rows_note: str) -> str:
+    """One line naming each constant column with its value: a filter flag 'Y' in every row is what a
+    script needs to know (a filter on it keeps every row), and costs a few words."""
+    valued, empty = [], []
+    for position, value in constants:
+        name = _name(frame.columns[position])
+        if value is None:
+            empty.append(name)
+            continue
+        nulls = int(frame.iloc[:, position].isna().sum())
+        valued.append(f"{name} = {_short(value)}" + (f" ({nulls:,} empty)" if nulls else ""))
+    rows = f"all {len(frame):,} rows" + (" read" if rows_note else "")
+    said = [f"Constant columns (one value in {rows}): {_bounded(valued, CONSTANTS_CHARS)}"] if valued else []
+    if empty:
+        said.append(f"{'e' if valued else 'E'}mpty in {rows}: {_bounded(empty, CONSTANTS_CHARS // 2)}")
+    return "; ".join(said) + "."
+
+
+def _wide_detailed(frame: pd.DataFrame, skip: set[int] = frozenset()) -> list:
     """The WIDE_DETAILED columns a wide table details: those holding a few values (2 to
     ALL_VALUES_UP_TO, what filters are made of) first, in table order, then the first others."""
-    def few(name) -> bool:
+    def few(position: int) -> bool:
         try:
-            return 2 <= frame[name].nunique() <= ALL_VALUES_UP_TO
+            return position not in skip and 2 <= frame.iloc[:, position].nunique() <= ALL_VALUES_UP_TO
         except TypeError:  # Unhashable cells.
             return False
-    filters = list(itertools.islice((name for name in frame.columns if few(name)), WIDE_DETAILED))
-    chosen = set(filters)  # Counting stops at WIDE_DETAILED: a 10,000-column table is not scanned whole.
-    return (filters + [name for name in frame.columns if name not in chosen])[:WIDE_DETAILED]
+    positions = range(len(frame.columns))
+    filters = list(itertools.islice((p for p in positions if few(p)), WIDE_DETAILED))
+    chosen = set(filters) | set(skip)  # Counting stops at WIDE_DETAILED: a 10,000-column table is not scanned whole.
+    return (filters + [p for p in positions if p not in chosen])[:WIDE_DETAILED]
 
 
 def frame_parts(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> list[Part]:
@@ -107,15 +178,18 @@ def frame_parts(frame: pd.DataFrame, sample_rows: int, rows_note: str = "") -> l
     WIDE_DETAILED columns, each a part of its own (as many as fit)."""
     width = len(frame.columns)
     plural = "" if width == 1 else "s"
+    constants = constant_columns(frame) if width > 1 else []
+    said = [Part(_constants_line(frame, constants, rows_note))] if constants else []  # Structure: always kept.
     if width <= DETAILED_COLUMNS:
-        details = [f"- {_name(name)}: {describe_column(frame[name])}" for name in frame.columns]
-        parts = [Part(f"{width} column{plural}{rows_note}:"),
+        details = [f"- {_name(name)}: {describe_column(frame.iloc[:, i])}" for i, name in enumerate(frame.columns)]
+        parts = [Part(f"{width} column{plural}{rows_note}:"), *said,
                  Part("\n".join(details), DETAIL, short=f"  names: {_all_names(frame)}")]
     else:
-        chosen = _wide_detailed(frame)
-        parts = [Part(f"{width} columns{rows_note}: {_all_names(frame)}")]
+        chosen = _wide_detailed(frame, {p for p, _ in constants})
+        parts = [Part(f"{width} columns{rows_note}: {_all_names(frame)}"), *said]
         parts += [Part(("In detail, the columns with few values first:\n" if i == 0 else "")
-                       + f"- {_name(name)}: {describe_column(frame[name])}", DETAIL) for i, name in enumerate(chosen)]
+                       + f"- {_name(frame.columns[p])}: {describe_column(frame.iloc[:, p])}", DETAIL)
+                  for i, p in enumerate(chosen)]
     if sample_rows and len(frame):
         with pd.option_context("display.width", 200, "display.max_columns", 30, "display.max_colwidth", 40):
             shown = min(sample_rows, len(frame))
