@@ -100,14 +100,30 @@ def printed(value: str, output: str) -> bool:
 
 
 def same_answer(a: str, b: str) -> bool:
-    """The same answer up to case, spacing and, for numbers, the coarser of the two precisions."""
-    if " ".join(a.split()).lower() == " ".join(b.split()).lower():
+    """The same answer up to case, spacing, a bracketed remark ("Delaware (share 0.96)", "No []")
+    and, for numbers, the coarser of the two precisions; a number is also the same as a printed
+    line that holds it as its only number ("same sample, age 60.0")."""
+    core_a, core_b = _core(a), _core(b)
+    if core_a == core_b:
         return True
-    x, y = _number(a), _number(b)
-    if x is None or y is None:
+    x, y = _number(core_a), _number(core_b)
+    if x is None and y is None:
         return False
+    if x is None or y is None:  # One side a number, the other a line: its only number, if it has one.
+        number, text = (y, core_a) if x is None else (x, core_b)
+        found = _numbers(text)
+        if len(found) != 1:
+            return False
+        places = min(_places(a if x is not None else b), _places(str(found[0])))
+        return round(found[0], places) == round(number, places)
     places = min(_places(a), _places(b))
     return round(x, places) == round(y, places)
+
+
+def _core(text: str) -> str:
+    """An answer without bracketed remarks, case and extra spacing."""
+    text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", text)
+    return " ".join(text.split()).strip(" .,;:").lower()
 
 
 def _number(text: str) -> float | None:

@@ -178,6 +178,18 @@ def test_alternatives_that_give_the_same_answer_or_were_never_printed_are_droppe
     assert kept.assumptions == ("nulls apply to all",)
 
 
+@pytest.mark.parametrize("answer, alternative, same", [
+    ("Delaware", "Delaware (share=0.9599, top=Philadelphia)", True),   # the same answer, with a remark
+    ("No", "No []", True),
+    ("60", "same sample, Age 60.0", True),                              # a line holding the number alone
+    ("60", "sample S7, age 61", False),                                 # two numbers: not the same
+    ("0.523", "0.199", False),
+    ("West Virginia", "Delaware (share 0.96)", False),
+])
+def test_an_alternative_that_restates_the_answer_is_not_another_reading(answer, alternative, same):
+    assert readings.same_answer(alternative, answer) is same
+
+
 def test_a_script_that_prints_its_own_reading_lines_is_read_when_the_finalizer_names_none():
     output = "total: 300\nASSUMPTION: refunds count as sales\nALTERNATIVE: refunds subtracted => 250\n"
     kept = readings.behind(readings.Reading(), "300", output)
