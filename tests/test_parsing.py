@@ -57,7 +57,7 @@ def test_parse_route(reply, length, expected):
     ("**Step 2** - filters the wrong month", "filters the wrong month"),
     ("The mistake is in step 1: wrong column.", "wrong column."),
     ("Add Step", ""),
-    ("Add Step: " + "word " * 200, ("word " * 120).strip() + " [...]"),  # Cut at a word, marked.
+    ("Add Step: " + "word " * 300, ("word " * 240).strip() + " [...]"),  # Cut at a word, marked.
 ])
 def test_route_why_is_what_follows_the_decision(reply, why):
     assert route_why(reply) == why
@@ -132,3 +132,12 @@ def test_a_finalizer_reply_without_one_answer_or_a_script_is_unreadable(reply):
     from dsstar_cli.roles.finalizer import parse
 
     assert parse(reply) is None
+
+
+def test_a_long_reason_is_cut_at_a_word_and_marked_not_mid_sentence():
+    """A verifier's reason reached the planner ending '...restrict to 'CNV-high', print'."""
+    reply = "No\n" + " ".join(f"word{i}" for i in range(400))
+    reason = verdict_reason(reply)
+    assert reason.endswith(" [...]") and len(reason) <= 1200 + 6
+    assert reason[:-6].split(" ")[-1].startswith("word") and reason[:-6] in reply.replace("\n", " ")
+    assert verdict_reason("No\nThe denominator is wrong.") == "The denominator is wrong."

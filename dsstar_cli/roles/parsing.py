@@ -69,7 +69,15 @@ def verdict_reason(reply: str) -> str:
                         text, flags=re.IGNORECASE)
     if decision:
         text = _after_decision(text, decision.end())
-    return one_line(text)[:600]
+    return at_word(one_line(text), REASON_CHARS)
+
+
+REASON_CHARS = 1200  # A verifier's or router's reason: what the next role acts on (lab: one cut mid-sentence at 600).
+
+
+def at_word(text: str, limit: int) -> str:
+    """`text` within `limit` characters, cut at a word and marked when it is longer."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " [...]"
 
 
 def one_line(text: str) -> str:
@@ -93,13 +101,13 @@ def parse_route(reply: str, plan_length: int) -> tuple[str, int | None] | None:
     return None
 
 
-def route_why(reply: str, limit: int = 600) -> str:
+def route_why(reply: str, limit: int = REASON_CHARS) -> str:
     """The router's reason: what follows its first decision ("Step 2 - the filter is wrong" gives
     "the filter is wrong"), on one line, at most `limit` characters (cut at a word, marked)."""
     plain = MARKUP.sub(" ", reply)  # Read the decision here; keep the reason from `reply`.
     found = [m for m in (ADD_STEP.search(plain), STEP_REF.search(plain)) if m]
     why = one_line(_after_decision(reply, min(m.end() for m in found))) if found else ""
-    return why if len(why) <= limit else why[:limit].rsplit(" ", 1)[0] + " [...]"
+    return at_word(why, limit)
 
 
 def parse_step(reply: str) -> str | None:
