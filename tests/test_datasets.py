@@ -176,3 +176,24 @@ def test_values_across_members_leave_out_title_and_footnote_rows(tmp_path):
     assert "'Closed' (12)" in line and "'open' (4)" in line and "Source" not in line, text
     assert "values differ in case across members: 'Open' / 'open' / 'OPEN'" in line or \
         "values differ in case across members" in line and "'OPEN'" in line, line
+
+
+def test_a_member_in_another_encoding_is_read_with_its_own(tmp_path):
+    """One cp1252 member (a curly apostrophe, byte 0x92) among UTF-8 ones: the dataset was called
+    utf-8 and its DuckDB loader stopped on that member. Now each member is read with its encoding."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for year in range(2018, 2024):
+        rows = "year,name,count\n" + "".join(f"{year},Store {i},{i * 10}\n" for i in range(50))
+        if year == 2022:
+            (data / f"sales_{year}.csv").write_bytes((rows + f"{year},O\u2019Brien\u2019s,5\n").encode("cp1252"))
+        else:
+            (data / f"sales_{year}.csv").write_text(rows, encoding="utf-8")
+    group, = [f for f in describe(data).values() if f.format == "csv dataset"]
+    assert "sales_2022.csv is cp1252" in group.description
+    statement = re.search(r"one table \(column filename names the member\): (.*?)\.\n", group.description).group(1)
+    setup, _, call = statement.rpartition("; ")
+    scope = {"pd": pd, "os": __import__("os"), "glob": __import__("glob"), "DATA_DIR": str(data)}
+    exec(setup, scope)
+    loaded = eval(call, scope)
+    assert len(loaded) == 301 and "O\u2019Brien\u2019s" in set(loaded["name"])

@@ -27,6 +27,7 @@ from dsstar_cli.analyzer.limits import AnalyzerLimits
 MIN_FILES = 3               # Files of one schema described as a group from this many on.
 LINE_FORMATS = {".csv", ".tsv", ".tab", ".psv", ".jsonl", ".ndjson"}
 TABLE_FORMATS = {".parquet", ".pq", ".feather", ".arrow"}
+ENCODING_CHECKS = 1000      # Members whose encoding is checked (each at most ~1.3 MB read).
 SHOWN_MEMBERS = 30          # Members named with their row counts; the rest are counted.
 VALUES_SHARE = 1 / 3        # Of the time bound, spent reading every member's few-valued columns.
 EXTRA_CHARS = 1500          # A dataset's description may exceed one file's by this much.
@@ -150,19 +151,26 @@ PANDAS_CALL = re.compile(r"pd\.read_csv\(path, (.*?)\)\.?$")
 SMALL_DATASET_BYTES = 256 * 1024 * 1024  # Below this, pandas with the member's own options reads them all.
 
 
-def _loader(dataset: Dataset, suffix: str, member_loader: str = "", size: int = 0) -> str:
+def _loader(dataset: Dataset, suffix: str, member_loader: str = "", size: int = 0,
+            encodings: dict[str, str] | None = None) -> str:
     """How to read every member at once: for small CSVs whose layout needs pandas' options (title
-    rows, footnotes, thousands separators), pd.concat with the member's own read_csv call; else
-    DuckDB over the files in place (within the memory cap)."""
+    rows, footnotes, thousands separators), or whose members differ in encoding, pd.concat with the
+    member's own read_csv call (each member with its encoding); else DuckDB over the files in place
+    (within the memory cap)."""
     call = PANDAS_CALL.search(member_loader)
-    if (call and suffix not in (".jsonl", ".ndjson") and not dataset.partitions and size < SMALL_DATASET_BYTES
-            and re.search(r"skiprows|skipfooter|thousands|decimal|header=None|index_col|comment", call.group(1))):
+    if (call and suffix not in (".jsonl", ".ndjson") and not dataset.partitions
+            and (encodings or size < SMALL_DATASET_BYTES and re.search(
+                r"skiprows|skipfooter|thousands|decimal|header=None|index_col|comment", call.group(1)))):
         files = f"sorted(glob.glob(DATA_DIR + '/{dataset.path}'))"
         if dataset.listed:  # The glob would also read other files: name the members.
             files = (f"[DATA_DIR + '/' + m for m in {dataset.members!r}]" if len(dataset.members) <= SHOWN_MEMBERS
                      else "[DATA_DIR + '/' + m for m in MEMBERS] (MEMBERS: this dataset's files)")
-        return (f"Load them together as one table (column filename names the member): pd.concat("
-                f"[pd.read_csv(f, {call.group(1)}).assign(filename=f) for f in {files}], ignore_index=True).")
+        options = re.sub(r",?\s*encoding='[^']*'", "", call.group(1)).strip(", ")
+        table = "ENCODING = {!r}; ".format(encodings) if encodings else ""
+        if encodings:  # Each member read with its own, looked up by its path under DATA_DIR.
+            options += ", encoding=ENCODING.get(os.path.relpath(f, DATA_DIR), 'utf-8')"
+        return (f"Load them together as one table (column filename names the member): {table}pd.concat("
+                f"[pd.read_csv(f, {options}).assign(filename=f) for f in {files}], ignore_index=True).")
     if dataset.listed:
         where = "[" + ", ".join(f"'{{DATA_DIR}}/{m}'" for m in dataset.members[:SHOWN_MEMBERS]) + \
             (", ..." if len(dataset.members) > SHOWN_MEMBERS else "") + "]"
@@ -177,6 +185,14 @@ def _loader(dataset: Dataset, suffix: str, member_loader: str = "", size: int = 
         "union_by_name=true, filename=true", "column filename names the member")
     return (f'Load them together as one table ({extra}): duckdb.sql(f"SELECT ... FROM {reader}({where}, '
             f'{options})").df().')
+
+
+def _encodings(root: Path, members: list[str]) -> dict[str, str]:
+    """The members that are not UTF-8, with the encoding each needs; {} when all are UTF-8 (then
+    one reader serves them all)."""
+    from dsstar_cli.analyzer.encoding import of_file
+
+    return {m: e for m in members[:ENCODING_CHECKS] if (e := of_file(root / m))}
 
 
 def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
@@ -223,7 +239,11 @@ def profile(root: Path, fields: dict, limits: AnalyzerLimits) -> dict:
         lines.append(f"Unreadable members ({len(unreadable)}; not counted): {', '.join(unreadable[:10])}.")
     if len(schemas) > 1:
         lines.append(f"Note: the members' schemas differ ({len(schemas)} variants); union_by_name=true aligns columns.")
-    lines.append(_loader(dataset, suffix, first_loader, sum(sizes)))
+    encodings = _encodings(root, dataset.members) if suffix in LINE_FORMATS - {".jsonl", ".ndjson"} else {}
+    if encodings:
+        lines.append(f"Members differ in encoding: {', '.join(f'{m} is {e}' for m, e in list(encodings.items())[:10])}"
+                     f"{', ...' if len(encodings) > 10 else ''}; the others utf-8. Read each with its own (below).")
+    lines.append(_loader(dataset, suffix, first_loader, sum(sizes), encodings))
     names = [os.path.relpath(m, base) if base else m for m in dataset.members]
     across = across_members(root, dataset.members, names, loader_of(first.description),
                             limits.seconds_per_file * VALUES_SHARE)

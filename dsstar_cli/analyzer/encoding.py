@@ -62,3 +62,22 @@ def choose(head: bytes, check: Utf8Check, whole: bool) -> tuple[str | None, str]
         except UnicodeDecodeError:
             pass
     return "latin-1", "latin-1"
+
+
+MEMBER_BYTES = 1024 * 1024  # A file up to this size is checked whole; a larger one by its head and tail.
+
+
+def of_file(path) -> str | None:
+    """The `encoding=` pandas needs for one file (None for UTF-8): a dataset's members each get
+    theirs (one cp1252 member among UTF-8 ones broke the shared loader). Reads at most
+    1.25 x MEMBER_BYTES."""
+    check = Utf8Check()
+    with open(path, "rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(0)
+        head = handle.read(MEMBER_BYTES)
+        check.feed(head, final=size <= MEMBER_BYTES)
+        if size > MEMBER_BYTES:
+            handle.seek(max(size - MEMBER_BYTES // 4, MEMBER_BYTES))
+            check.feed(handle.read(), restart=True, final=True)
+    return choose(head, check, size <= MEMBER_BYTES)[0]
