@@ -22,12 +22,12 @@ import json
 import os
 import re
 import secrets as _random
-import shutil
 import stat
 import tempfile
 import time
 from pathlib import Path, PurePath
 
+from dsstar_cli import fdtree
 from dsstar_cli.errors import SetupError
 from dsstar_cli.events import Event
 from dsstar_cli.model import Messages, Reply
@@ -207,26 +207,35 @@ class RunFolder:
     def discard(self) -> None:
         """Remove the folder of a run that did nothing worth keeping (its model check failed)."""
         self.close()
-        shutil.rmtree(self.path, ignore_errors=True)
+        try:
+            fdtree.remove_path(self.path)
+        except OSError:
+            pass
 
     def artifacts(self) -> list[str]:
         """Regular files the scripts left in work/, relative to the run folder.
 
-        The walk never follows a link and never lists one: a script could point a link at any file
-        of the user's, and whatever is listed here is shown and may be opened.
+        The walk (by descriptor: no depth or path length a script leaves can break it) never follows
+        a link and never lists one: a script could point a link at any file of the user's, and
+        whatever is listed here is shown and may be opened. A file whose path is past PATH_MAX is
+        not listed (nothing could open it by that path); a tree that cannot be walked to its end
+        gives what was found before.
         """
         found = []
-        for folder, _, names in os.walk(self.work, followlinks=False):
-            for name in names:
-                path = Path(folder, name)
-                if _is_regular(path) and not (Path(folder) == self.work and OLD_SCRIPT_FILE.fullmatch(name)):
-                    found.append(str(path.relative_to(self.path)))
+        try:
+            for entry in fdtree.entries(self.work):
+                path = entry.path
+                if path and _is_regular(entry) and not ("/" not in path and OLD_SCRIPT_FILE.fullmatch(path)):
+                    found.append(f"work/{path}")
+        except OSError:
+            pass
         return sorted(found)
 
 
-def _is_regular(path: Path) -> bool:
+def _is_regular(entry: fdtree.Entry) -> bool:
     """A readable regular file itself, not a link, device, pipe or socket."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode) and os.access(path, os.R_OK, follow_symlinks=False)
+        return stat.S_ISREG(entry.stat.st_mode) and os.access(entry.name, os.R_OK, dir_fd=entry.folder,
+                                                              follow_symlinks=False)
     except OSError:
         return False

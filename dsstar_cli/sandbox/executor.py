@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 from pathlib import Path
 
+from dsstar_cli import fdtree
 from dsstar_cli.sandbox import duckdb_setup, tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
@@ -30,13 +32,19 @@ def _others_can_reach(path: Path) -> bool:
 
 def _others_can_read(root: Path) -> bool:
     """Every folder below `root` is o+rx and every file o+r, and `root` itself can be reached."""
-    for dirpath, _, filenames in os.walk(root):
-        if os.stat(dirpath).st_mode & 0o005 != 0o005:
+    if os.stat(root).st_mode & 0o005 != 0o005:
+        return False
+    for entry in fdtree.entries(root):
+        mode = entry.stat.st_mode
+        if stat.S_ISLNK(mode):  # A link to a file counts as that file.
+            try:
+                mode = os.stat(entry.name, dir_fd=entry.folder).st_mode
+            except OSError:
+                continue
+            if not stat.S_ISREG(mode):
+                continue
+        if stat.S_ISDIR(mode) and mode & 0o005 != 0o005 or stat.S_ISREG(mode) and not mode & 0o004:
             return False
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if os.path.isfile(path) and not os.stat(path).st_mode & 0o004:
-                return False
     return _others_can_reach(root)
 
 
@@ -131,11 +139,10 @@ class Executor:
         execution.stderr = redact(execution.stderr, self._secrets)
         execution.data_changed = changed_paths(before, snapshot_folder(self.data_dir))
         execution.ok = execution.ok and not execution.data_changed
-        if workfolder.usage(self.workdir) > self.max_workdir_mb * 1024 * 1024:
-            workfolder.remove_new(self.workdir, work_before)
+        past_cap = workfolder.enforce_cap(self.workdir, work_before, self.max_workdir_mb)
+        if past_cap:
             execution.ok = False
-            execution.stderr += (f"\n[dsstar: the script wrote past the run folder's cap of {self.max_workdir_mb} MB; "
-                                 "what it wrote was removed]")
+            execution.stderr += "\n" + past_cap
         return execution
 
     def _limits(self, timeout_s: float) -> dict[str, int]:
@@ -157,10 +164,6 @@ def write_private(folder: Path, name: str, text: str) -> Path:
 
 def link_targets(data_dir: Path) -> list[str]:
     """Where the links in the data folder lead, for `follow_links` (they become readable)."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(data_dir):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            if os.path.islink(path):
-                found.append(os.path.realpath(path))
+    found = [os.path.realpath(data_dir / entry.path) for entry in fdtree.entries(data_dir)
+             if stat.S_ISLNK(entry.stat.st_mode) and entry.path]
     return sorted(set(found))

@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from dsstar_cli import fdtree
+
 Snapshot = dict[str, tuple[int, ...]]
 
 
@@ -19,16 +21,19 @@ def snapshot_folder(root: Path) -> Snapshot:
     except FileNotFoundError:
         return {".": (-1,)}  # The whole folder is gone: every entry compares as removed.
     entries: Snapshot = {".": (st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_ino)}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in dirnames + filenames:
-            path = os.path.join(dirpath, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            entries[os.path.relpath(path, root)] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode,
-                                                    st.st_ino, st.st_nlink)
+    try:  # By descriptor: in the basic tier a script may leave a tree no path can name here.
+        for entry in fdtree.entries(root):
+            st = entry.stat
+            entries[_name(entry)] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode, st.st_ino, st.st_nlink)
+    except OSError:
+        pass  # What could not be walked (an unreadable data folder) is not compared, as before.
     return entries
+
+
+def _name(entry: fdtree.Entry) -> str:
+    """Its path, or for one past PATH_MAX its name and the inode of its folder (the same in both
+    snapshots while that folder is)."""
+    return entry.path or f"(past PATH_MAX, in folder inode {os.fstat(entry.folder).st_ino})/{entry.name}"
 
 
 def changed_paths(before: Snapshot, after: Snapshot) -> list[str]:
