@@ -12,7 +12,7 @@ inside bubblewrap. CONFIG_JSON says:
               "landlock" (medium) or "none" (basic)
   readable, writable   the allowlist of paths (namespaces and Landlock enforce it)
   landlock    the Landlock ABI to use (0: none); seccomp: install the system-call filter;
-  no_metadata also refuse chmod/chown/utime; network "isolate": a private network namespace
+  ungoverned  also refuse what Landlock does not govern (seccomp.py); network "isolate": a private network namespace
   uid, keep_uid        who we are outside, and the unprivileged user scripts may be given
   preload     modules to import once; once: serve one script and end
 
@@ -87,7 +87,7 @@ def confine(config, request):
     if config.get("landlock"):
         landlock.restrict(*allowlist(config, for_script=True), config["landlock"])
     if config.get("seccomp"):
-        seccomp.install(no_metadata=config.get("no_metadata", False))
+        seccomp.install(ungoverned=config.get("ungoverned", False))
 
 
 def run_child(config, request, fds):
