@@ -6,8 +6,11 @@ strong  the script sees a private root holding only the interpreter, system libr
         from Linux user namespaces (`namespaces`); where those are refused, bubblewrap gives the
         namespaces instead (`bubblewrap`), when it is installed.
 medium  no namespaces: Landlock allows reading only the same allowlist and writing only the work
-        folder, seccomp refuses sockets, tracing, devices, mounts and chmod/chown/utime, no
-        capabilities; a private network namespace when the machine allows one.
+        folder, seccomp refuses sockets, tracing, devices, mounts, and what Landlock does not
+        govern (chmod/chown/utime, extended attributes, SysV IPC, socketpair and addressed sends,
+        inotify/fanotify), no capabilities; a private network namespace when the machine allows
+        one. Promises it cannot keep (MEDIUM_GAPS): a script can stat any path (metadata is not
+        Landlock's), and memory is capped per process, not for its processes together.
 basic   rlimits, a clean environment, no capabilities, a separate session, an unprivileged user
         when we run as root and the data allows it, and the data-integrity check around every
         script. Nothing stops a script reading what the user can read.
@@ -30,6 +33,9 @@ from dsstar_cli.sandbox import landlock, namespaces, seccomp
 TIERS = ("strong", "medium", "basic")
 STRONG_BACKENDS = ("namespaces", "bubblewrap")  # In the order `auto` tries them.
 WORKER = Path(__file__).with_name("worker.py")
+# What the medium tier does not contain, said wherever the tier is described (doctor, README).
+MEDIUM_GAPS = ("not contained: a script can read the metadata of any file (stat: size, owner, times, "
+               "whether it exists); memory_mb caps each process, not a script's processes together")
 HOW_TO_GET_STRONG = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
                      "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or install bubblewrap")
 
@@ -104,7 +110,7 @@ def probe() -> TierProbe:
     available["strong"] = backend is not None
     details["strong"] = strong_detail(backend, layers) if backend else why_not
     available["medium"] = abi >= 1 and filters
-    details["medium"] = (f"{layers} (+ a network namespace where allowed)" if available["medium"] else
+    details["medium"] = (f"{layers} (+ a network namespace where allowed); {MEDIUM_GAPS}" if available["medium"] else
                          "Landlock (Linux >= 5.13) and seccomp are needed" if linux else "not Linux")
     details["basic"] = "rlimits, clean environment, no capabilities, integrity check"
     return TierProbe(available, details, abi, backend, layers)

@@ -12,7 +12,7 @@ inside bubblewrap. CONFIG_JSON says:
               "landlock" (medium) or "none" (basic)
   readable, writable   the allowlist of paths (namespaces and Landlock enforce it)
   landlock    the Landlock ABI to use (0: none); seccomp: install the system-call filter;
-  no_metadata also refuse chmod/chown/utime; network "isolate": a private network namespace
+  ungoverned  also refuse what Landlock does not govern (seccomp.py); network "isolate": a private network namespace
   uid, keep_uid        who we are outside, and the unprivileged user scripts may be given
   preload     modules to import once; once: serve one script and end
 
@@ -51,7 +51,8 @@ import seccomp  # noqa: E402
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 1, 36, 4
 CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
 LIBC = ctypes.CDLL(None, use_errno=True)
-QUIET_SCANS = 3  # Empty scans in a row that end a sweep.
+QUIET_SCANS = 3  # Empty scans in a row that end a sweep (as a pid namespace's init).
+SWEEP_S = 10.0   # A sweep gives up after this long (a bomb that outpaces SIGKILL; never seen).
 DEVICES_READ = ["/dev/urandom", "/dev/random"]
 DEVICES_WRITE = ["/dev/null", "/dev/zero", "/dev/full"]
 
@@ -87,7 +88,7 @@ def confine(config, request):
     if config.get("landlock"):
         landlock.restrict(*allowlist(config, for_script=True), config["landlock"])
     if config.get("seccomp"):
-        seccomp.install(no_metadata=config.get("no_metadata", False))
+        seccomp.install(ungoverned=config.get("ungoverned", False))
 
 
 def run_child(config, request, fds):
@@ -142,26 +143,28 @@ def run_code(code, filename):
 
 def sweep(pid, init):
     """Kill what the script left behind. As the pid namespace's init, kill(-1) reaches every other
-    process in it. Otherwise: the script's group, and orphans re-parented to us. A fork bomb keeps
-    making more, and an orphan can reach us a moment after the script's exit is reported, so scan
-    until a few scans in a row (a millisecond apart) find nothing."""
+    process in it. Otherwise we are a child subreaper: every process the script started is our
+    child or below one, and when a process dies its children become ours before it can be reaped.
+    So kill every child (the script's group first), reap, and go on until we have no child at all,
+    not even a zombie: only then is nothing of the script left, however fast a fork chain moves
+    (a scan of /proc alone can miss a process that is born and gone between two looks)."""
+    deadline = time.monotonic() + SWEEP_S
     quiet = 0
-    for _ in range(500):
+    while time.monotonic() < deadline:
         if init:
             _kill(lambda: os.kill(-1, signal.SIGKILL))
-            found = _reap() or _has_children()
+            quiet = 0 if _reap() or _has_children() else quiet + 1
+            if quiet >= QUIET_SCANS:
+                return
         else:  # pid 0: no script in particular (the worker is going): every descendant.
             if pid:
                 _kill(lambda: os.killpg(pid, signal.SIGKILL))
-            orphans = _children()
-            for child in orphans:
+            for child in _children():
                 _kill(lambda: os.kill(child, signal.SIGKILL))
             _reap()
-            found = orphans or (pid and _group_alive(pid))
-        quiet = 0 if found else quiet + 1
-        if quiet >= QUIET_SCANS:
-            return
-        time.sleep(0.001)
+            if not _has_any_child():
+                return
+        time.sleep(0.0005)
 
 
 def _kill(action):
@@ -172,6 +175,18 @@ def _kill(action):
 
 
 def _children():
+    """Our children (living), from /proc/self/task/*/children where the kernel has it."""
+    try:
+        found = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as listed:
+                found += [int(child) for child in listed.read().split()]
+        return found
+    except OSError:
+        return _children_by_scan()
+
+
+def _children_by_scan():
     me, found = str(os.getpid()), []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -192,11 +207,12 @@ def _has_children():
         return False
 
 
-def _group_alive(pgid):
+def _has_any_child():
+    """Whether any child is left, living or a zombie (waitid answers ECHILD only when none is)."""
     try:
-        os.killpg(pgid, 0)
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WSTOPPED | os.WCONTINUED | os.WNOHANG | os.WNOWAIT)
         return True
-    except (ProcessLookupError, PermissionError):
+    except ChildProcessError:
         return False
 
 

@@ -50,7 +50,7 @@ def worker_config(tier: str, workdir: Path, readable: list[str], uid: int | None
     if tier == "strong":
         config.update(isolation=backend or found.strong_backend, landlock=found.landlock_abi, seccomp=True)
     elif tier == "medium":
-        config.update(isolation="landlock", landlock=found.landlock_abi, seccomp=True, no_metadata=True,
+        config.update(isolation="landlock", landlock=found.landlock_abi, seccomp=True, ungoverned=True,
                       network="isolate" if tiers.network_namespace_works() else None)
     else:
         config.update(isolation="none")

@@ -241,3 +241,38 @@ def test_a_thread_bomb_meets_a_limit_before_the_deadline(box):
     result = box.run(THREAD_BOMB, timeout_s=5)
     assert not result.timed_out, f"no limit: the deadline ended it ({result.stdout[-200:]!r})"
     assert "limit after" in result.stdout, result.stdout + result.stderr[-300:]
+
+
+# A chain: each process starts the next in a new session and exits at once (a new pid every few
+# hundred microseconds, never two alive for long), writing a byte to `beat` as it goes.
+FORK_CHAIN = """
+import os, time
+if os.fork() == 0:
+    beat = os.open("beat", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    while True:
+        os.setsid() if os.getsid(0) != os.getpid() else None
+        os.write(beat, b".")
+        if os.fork():
+            os._exit(0)
+time.sleep(0.3)
+print("chain running", flush=True)
+"""
+
+
+def beats_stop(beat, seconds: float = 0.5) -> bool:
+    """The chain's heartbeat file stops growing (over `seconds`)."""
+    size = beat.stat().st_size if beat.exists() else 0
+    time.sleep(seconds)
+    return (beat.stat().st_size if beat.exists() else 0) == size
+
+
+def test_a_fork_chain_ends_with_the_step_and_with_dsstar(box):
+    beat = box.work / "beat"
+    for round in range(2):  # Each step, and again after the worker (dsstar's side) is closed.
+        before = beat.stat().st_size if beat.exists() else 0
+        result = box.run(FORK_CHAIN, f"chain{round}")
+        assert result.ok and "chain running" in result.stdout, result.stderr
+        assert beat.stat().st_size > before + 2, "the chain did not run"
+        assert beats_stop(beat), "the fork chain outlived its step"
+    box.executor.close()
+    assert beats_stop(box.work / "beat"), "the fork chain outlived dsstar's executor"
