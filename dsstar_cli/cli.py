@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import traceback
@@ -14,7 +15,8 @@ from rich.console import Console
 
 from dsstar_cli import STARTED, __version__
 from dsstar_cli.config import commented_default_text, load_config
-from dsstar_cli.display import JsonlSink, LiveDisplay, PlainDisplay, plain_result, render_result, wants_live_view
+from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_line, path_line, plain_result,
+                                render_result, wants_live_view)
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.helptext import ClickException, Command, Group, usage_failure
@@ -133,8 +135,11 @@ def _close(display) -> None:
 
 
 def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: bool, silent: bool, debug: bool,
-                  question: str | None = None, before: str = "the run started", strict: bool = False) -> None:
-    """One run (ask or resume): its events to the display or --jsonl, its result to stdout, its exit code.
+                  quiet: bool = False, question: str | None = None, before: str = "the run started",
+                  strict: bool = False) -> None:
+    """One run (ask or resume): its events to the display or --jsonl, its result to stdout, its exit code,
+    and `finish_line` last on stderr, but with --quiet: the answer alone (or why there is none), the
+    exit code says how the run ended.
     Errors before the run starts print one line (and the error object with --json)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
     console = _stderr_console()
@@ -159,7 +164,11 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
         raise typer.Exit(code)
     _close(display)
     _print_result(result, console, as_json, jsonl, silent, strict)
-    raise typer.Exit(result.exit_code(strict))
+    code = result.exit_code(strict)
+    if not quiet:  # How the run ended, whatever stdout carries: --json and --no-progress too.
+        sys.stderr.write(visible(finish_line(result, int(code))))
+        sys.stderr.flush()
+    raise typer.Exit(code)
 
 
 def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: bool, silent: bool,
@@ -170,12 +179,26 @@ def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: boo
     if jsonl:
         return
     shown = map_fields(result, visible)
-    if not silent:
-        render_result(shown, console) if wants_live_view(console) else plain_result(shown, sys.stderr)
-    if result.answer is not None:  # Exactly as given to a pipe; made visible for a terminal.
+    panel = not silent and wants_live_view(console)
+    if panel:
+        render_result(shown, console)
+    elif not silent:
+        plain_result(shown, sys.stderr, folder=False)
+    if result.answer is not None and not (panel and _stdout_is_stderrs_terminal()):
+        # Exactly as given to a pipe; made visible for a terminal; not twice on the same screen.
         sys.stdout.write((shown.answer if sys.stdout.isatty() else result.answer) + "\n")
     elif silent:  # Otherwise the summary above already gave the reason: once is enough.
         sys.stderr.write(f"dsstar: no answer: {shown.reason}\n")
+
+
+def _stdout_is_stderrs_terminal() -> bool:
+    """stdout and stderr are the same terminal: what the live view showed there, the user has seen.
+    `ask ... > answer.txt` (or `| tool`) still gets the answer on stdout."""
+    try:
+        return (sys.stdout.isatty() and sys.stderr.isatty()
+                and os.ttyname(sys.stdout.fileno()) == os.ttyname(sys.stderr.fileno()))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _note(prefix: str, silent: bool) -> Callable[[str], None]:
@@ -259,7 +282,7 @@ def ask(
 
         return run_ask(AskRequest(data_dir, question, guidelines, started=STARTED), config, emit)
 
-    _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, question=question,
+    _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, quiet=quiet, question=question,
                   strict=strict)
 
 
@@ -320,7 +343,7 @@ def resume(
         return run_resume(run, emit, flags={"model": model, "api_base": api_base, "llm.timeout_s": llm_timeout},
                           run_dir_setting=config["run_dir"])
 
-    _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=quiet or no_progress, debug=debug,
+    _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=quiet or no_progress, debug=debug, quiet=quiet,
                   before="the run resumed", strict=strict)
 
 
@@ -331,7 +354,9 @@ def runs(
     config_file: Optional[Path] = _config_opt(),
     as_json: bool = _json_opt("Print the runs as a JSON list."),
 ) -> None:
-    """List your runs, newest first: when, folder, question, outcome, rounds, cost (`dsstar runs show ID`)."""
+    """List your runs, newest first: id, outcome, rounds, cost, question (`dsstar runs show ID`).
+
+    On a terminal a table; into a pipe one run a line, tab-separated, after a header line."""
     if ctx.invoked_subcommand is not None:
         return
     from dsstar_cli.history import list_runs
@@ -343,9 +368,13 @@ def runs(
     if as_json:
         _write_json({"runs": [run.as_dict() for run in found]})
         return
-    from dsstar_cli.display import runs_table
+    from dsstar_cli.display import runs_table, runs_tsv
 
-    _stdout_console().print(runs_table(found))
+    if not sys.stdout.isatty():
+        sys.stdout.write(runs_tsv(found))
+        return
+    console = _stdout_console()
+    console.print(runs_table(found, console.width))
 
 
 def _stdout_console() -> Console:
@@ -359,7 +388,9 @@ def runs_show(
     config_file: Optional[Path] = _config_opt(),
     as_json: bool = _json_opt("Print the run's summary, result and events as JSON."),
 ) -> None:
-    """Replay a run through the same display as `ask`: its plan, scripts, outputs, verdicts and answer."""
+    """Replay a run through the same display as `ask`: its plan, scripts, outputs, verdicts and answer.
+
+    On stdout: the live view's rendering on a terminal, plain lines into a pipe or a file."""
     from dsstar_cli import history
 
     try:
@@ -371,14 +402,19 @@ def runs_show(
         _write_json({"run": history.summarize(folder).as_dict(), "result": result,
                      "events": [event.as_dict() for event in events]})
         return
-    console = _stderr_console()
-    display = _display(console, False)
+    console = _stdout_console()
+    live = wants_live_view(console)
+    display = LiveDisplay(console) if live else PlainDisplay(sys.stdout)
     for event in events:
         terminal_safe(display)(event)
     _close(display)
     if result is not None:
         shown = map_fields(RunResult.from_dict(result), visible)
-        render_result(shown, console) if wants_live_view(console) else plain_result(shown, sys.stderr)
+        if live:
+            render_result(shown, console)
+            console.print(path_line("run folder", shown.run_dir), crop=False)
+        else:
+            plain_result(shown, sys.stdout)
     else:
         sys.stderr.write(f"dsstar: this run did not finish; continue it with: dsstar resume {folder.name}\n")
 

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Callable
 
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -23,6 +24,7 @@ from rich.text import Text
 
 from dsstar_cli.events import Event
 from dsstar_cli.result import RunResult
+from dsstar_cli.terminal import visible
 
 CODE_LINES = 40
 OUTPUT_LINES = 20
@@ -94,8 +96,16 @@ def _run_started(d: dict, view: RunView, now: float) -> Shown:
     sandbox = d.get("sandbox", {}).get("level", "?")
     asked = "run:" if view.question == d["question"] else f"question: {d['question']}"
     return Shown(f"{asked} (data {d['data_dir']}, sandbox {sandbox}, run folder {d['run_dir']})",
-                 live=Text(f"data {d['data_dir']}  ·  model {d['models']['default']}  ·  up to {d['max_rounds']} "
-                           f"rounds  ·  sandbox {sandbox}  ·  run folder {d['run_dir']}", style="dim"))
+                 live=Group(path_line("data", d["data_dir"]),
+                            Text(f"model {d['models']['default']}  ·  up to {d['max_rounds']} rounds  ·  "
+                                 f"sandbox {sandbox}", style="dim"),
+                            path_line("run folder", d["run_dir"])))
+
+
+def path_line(label: str, path: str) -> Text:
+    """`label path` on a line of its own that Rich never breaks: a path longer than the terminal is
+    wrapped by the terminal itself, so it is still copied whole (a fold would insert newlines)."""
+    return Text(f"{label} {path}", style="dim", no_wrap=True, overflow="ignore")
 
 
 def _resumed(d: dict, view: RunView, now: float) -> Shown:
@@ -292,7 +302,7 @@ class LiveDisplay:
         if shown.rule:
             self.console.rule(shown.live if shown.live is not None else shown.line)
         elif shown.live is not None:
-            self.console.print(shown.live)
+            self.console.print(shown.live, crop=False)  # A `path_line` is left for the terminal to wrap.
         elif shown.line:
             self.console.print(Text(shown.line, style=shown.style))
         if shown.busy:
@@ -413,9 +423,10 @@ def reading_lines(result: RunResult) -> list[str]:
 
 
 def render_result(result: RunResult, console: Console) -> None:
-    """The closing summary on stderr (the answer itself goes to stdout separately). The reason is
-    said once: under the answer, or as the headline when there is no answer. The note, assumptions
-    and alternatives go under the answer."""
+    """The closing summary panel. The reason is said once: under the answer, or as the headline when
+    there is no answer. The note, assumptions and alternatives go under the answer. The run folder
+    is not in the panel: the caller prints it on a line of its own (`finish_line`, `path_line`), where
+    the panel's border cannot cut the path in two."""
     label, style = _status(result)
     if result.answer is not None:
         headline = Text(result.answer, style="bold")
@@ -426,12 +437,18 @@ def render_result(result: RunResult, console: Console) -> None:
     else:
         headline = Text(f"No answer: {result.reason}", style="bold")
     readings = [Text(line, style="yellow" if line.startswith("other") else "") for line in reading_lines(result)]
-    body = Group(headline, Text(label, style=style), *readings, Text(_usage_line(result), style="dim"),
-                 Text(f"run folder: {result.run_dir}", style="dim"))
+    body = Group(headline, Text(label, style=style), *readings, Text(_usage_line(result), style="dim"))
     console.print(Panel(body, title="Answer", title_align="left", border_style=style))
 
 
-def plain_result(result: RunResult, stream: IO[str]) -> None:
+def finish_line(result: RunResult, exit_code: int) -> str:
+    """The one line that closes every run on stderr, whatever else was shown (`--json` included):
+    how it ended and where its folder is, the path last so that it is copied whole."""
+    return f"dsstar: {result.outcome} (exit {exit_code}); run folder {result.run_dir}\n"
+
+
+def plain_result(result: RunResult, stream: IO[str], folder: bool = True) -> None:
+    """The closing summary as plain lines; `folder=False` when `finish_line` follows and names it."""
     label, _ = _status(result)
     stream.write(f"dsstar: outcome {result.outcome}: {result.reason}\n")
     if result.ambiguous:
@@ -441,7 +458,8 @@ def plain_result(result: RunResult, stream: IO[str]) -> None:
     for line in reading_lines(result):
         stream.write(f"dsstar: {line}\n")
     stream.write(f"dsstar: {_usage_line(result)}\n")
-    stream.write(f"dsstar: run folder {result.run_dir}\n")
+    if folder:
+        stream.write(f"dsstar: run folder {result.run_dir}\n")
 
 
 def bench_table(summary: list[dict]) -> Table:
@@ -465,19 +483,61 @@ def _num(value: float | None, places: int = 1) -> str:
     return "-" if value is None else f"{value:,.{places}f}"
 
 
-def runs_table(runs: list) -> Table:
-    """`dsstar runs`: one row per run, newest first (see history.RunSummary)."""
-    table = Table(title="dsstar runs, newest first", title_justify="left",
+RUN_COLUMNS = ("id", "started", "outcome", "rounds", "calls", "cost_usd", "data_dir", "question")
+FOLDER_FROM = 120  # Terminal columns from which `dsstar runs` also shows the data folder.
+FOLDER_WIDTH = 40
+
+
+def _short_cost(run) -> str:
+    if not run.calls:
+        return "-"
+    return f"${run.cost_usd:.4f}" if run.cost_usd is not None else "unknown"
+
+
+def _short_folder(path: str | None) -> str:
+    """The data folder, its end kept (the folder's own name tells runs apart, not /home/...)."""
+    if not path:
+        return "?"
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (path == home or path.startswith(home + os.sep)):
+        path = "~" + path[len(home):]
+    return path if len(path) <= FOLDER_WIDTH else "…" + path[-(FOLDER_WIDTH - 1):]
+
+
+def runs_table(runs: list, width: int = 80) -> Table:
+    """`dsstar runs` on a terminal: one row per run, newest first (see history.RunSummary). The id is
+    always whole (it is what `runs show` and `resume` take, and it says when the run started); the
+    question is cut to what fits, and the data folder is shown only on a wide terminal."""
+    table = Table(title="dsstar runs, newest first", title_justify="left", box=box.SIMPLE_HEAD,
+                  show_edge=False, pad_edge=False, collapse_padding=True,
                   caption="`dsstar runs show ID` replays a run; `dsstar resume ID` continues one")
-    for name in ("id", "when", "folder", "question", "outcome", "rounds", "cost"):
-        table.add_column(name, justify="right" if name == "rounds" else "left",
-                         overflow="fold" if name == "folder" else "ellipsis",
-                         no_wrap=name in ("id", "when", "question", "outcome"),
-                         max_width=50 if name == "question" else None)
+    table.add_column("id", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("rounds", justify="right", no_wrap=True)
+    table.add_column("cost", no_wrap=True)
+    wide = width >= FOLDER_FROM
+    if wide:
+        table.add_column("data folder", min_width=12)
+    table.add_column("question", min_width=8)  # Wrappable column, one-line cells: it gives way first.
     for run in runs:
-        cost = cost_text({"calls": run.calls, "cost_usd": run.cost_usd})
-        table.add_row(run.id, (run.started or "?").replace("T", " "), run.data_dir or "?", run.question or "?",
-                      run.outcome, str(run.rounds), cost)
+        cells = [run.id, run.outcome, str(run.rounds), _short_cost(run)]
+        if wide:
+            cells.append(Text(visible(_short_folder(run.data_dir)), no_wrap=True, overflow="ellipsis"))
+        cells.append(Text(visible(" ".join((run.question or "?").split())), no_wrap=True, overflow="ellipsis"))
+        table.add_row(*cells)
     if not runs:
         table.caption = "no runs yet: `dsstar ask DATA_DIR QUESTION` makes one"
     return table
+
+
+def runs_tsv(runs: list) -> str:
+    """`dsstar runs` into a pipe: a header line, then one run a line, tab-separated, whole values
+    (`cut -f1` gives the ids); tabs and newlines inside a value become spaces, an unknown is empty."""
+    def cell(value) -> str:
+        return "" if value is None else " ".join(str(value).split())
+
+    lines = ["\t".join(RUN_COLUMNS)]
+    for run in runs:
+        row = run.as_dict()
+        lines.append("\t".join(cell(row[name]) for name in RUN_COLUMNS))
+    return "\n".join(lines) + "\n"

@@ -263,7 +263,7 @@ def test_timeout_abandons_a_call_mid_run_and_the_finalizer_still_answers(tmp_pat
     assert "time budget (20 s, --timeout)" in result["reason"]
     assert roles == ["planner", "coder", "verifier", "router", "planner", "coder", "finalizer"]
     assert result["elapsed_s"]["total"] < 20 + 3 and took < 20 + 5
-    assert proc.stderr == ""
+    assert proc.stderr == f"dsstar: time_limit (exit 8); run folder {result['run_dir']}\n"  # How it ended, alone.
     assert tree_bytes(sample_copy) == before
 
 

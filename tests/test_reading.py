@@ -94,8 +94,8 @@ def test_the_reading_reaches_json_plain_lines_live_view_and_runs_show(data, tmp_
 
     run = Path(result["run_dir"]).name
     shown = dsstar("runs", "show", run, cwd=tmp_path)
-    assert "dsstar: other reading: refunds subtracted from sales => 250" in shown.stderr.splitlines()
-    assert "dsstar: note: year 2023" in shown.stderr.splitlines()
+    assert "dsstar: other reading: refunds subtracted from sales => 250" in shown.stdout.splitlines()
+    assert "dsstar: note: year 2023" in shown.stdout.splitlines()
     replay = json.loads(dsstar("runs", "show", run, "--json", cwd=tmp_path).stdout)
     assert replay["result"]["alternatives"] == result["alternatives"]
     answer_event, = [e for e in replay["events"] if e["event"] == "answer"]

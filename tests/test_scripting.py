@@ -139,10 +139,11 @@ def test_no_escape_codes_without_a_tty_even_with_term_dumb(server, tmp_path):
         assert proc.stdout == "Golden Gate Gaming\n"
 
 
-def test_no_progress_leaves_stderr_empty(server, tmp_path):
+def test_no_progress_leaves_only_the_closing_line_on_stderr(server, tmp_path):
     proc = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--no-progress", "--model", "openai/fake", "--api-base",
                   server.base_url, cwd=tmp_path)
-    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "Golden Gate Gaming\n", "")
+    assert (proc.returncode, proc.stdout) == (0, "Golden Gate Gaming\n")
+    assert proc.stderr.startswith("dsstar: verified (exit 0); run folder ") and proc.stderr.count("\n") == 1
 
 
 def test_batch_answers_every_question_in_parallel_and_resumes(server, tmp_path):
