@@ -77,7 +77,9 @@ def test_a_server_that_never_answers_fails_clearly_within_a_bounded_time(tmp_pat
 
 
 def test_a_prompt_over_the_context_window_is_shrunk_once_and_recorded(tmp_path):
-    with FakeOpenAIServer(respond, context_limit=6_000) as server:
+    # Below the planner's and coder's whole prompts (they hold every table), above any role's prompt
+    # with its longest message halved (the finalizer's holds its instructions and the tables it reads).
+    with FakeOpenAIServer(respond, context_limit=8_000) as server:
         proc = ask(server, tmp_path)
     result = json.loads(proc.stdout)
     assert proc.returncode == 0, proc.stderr
