@@ -165,7 +165,8 @@ class Agent:
     def _ask_model(self, role: str, messages: Messages) -> Reply:
         """One call, abandoned when the budget's deadline passes or a stop is requested."""
         try:
-            return self.models.ask(role, messages, deadline=self.budget.deadline, stop=self.budget.stop)
+            return self.models.ask(role, messages, deadline=self.budget.deadline, stop=self.budget.stop,
+                                   emit=self.emit)
         except RunDeadline:
             raise self.budget.out_of_time() from None
 

@@ -9,6 +9,7 @@ is kept for the answer, the JSON or the JSON lines.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -222,6 +223,14 @@ def _call(d: dict, view: RunView, now: float) -> Shown:
     return Shown()
 
 
+def _retry(d: dict, view: RunView, now: float) -> Shown:
+    """A failed model attempt as it happens, in yellow; the live view's status line then counts down
+    the wait (see _StatusLine), so a silent server never looks like a model thinking."""
+    wait = d.get("wait_s")
+    then = "giving up" if wait is None else ("retrying now" if wait < 0.05 else f"retrying in {wait:.1f} s")
+    return Shown(f"{d['role']}: {d['error']} (attempt {d['attempt']} of {d['attempts']}); {then}", style="yellow")
+
+
 def _context_shrunk(d: dict, view: RunView, now: float) -> Shown:
     return Shown(f"{d['role']}: prompt over the context window; cut {d['chars_cut']:,} characters and asked again",
                  style="yellow")
@@ -257,6 +266,7 @@ VIEWS: dict[str, View] = {
     "verdict": _verdict,
     "call_started": _call_started,
     "call": _call,
+    "retry": _retry,
     "context_shrunk": _context_shrunk,
     "finalizing": _finalizing,
     "answered_from_output": _answered_from_output,
@@ -307,8 +317,9 @@ class LiveDisplay:
             self.console.print(Text(shown.line, style=shown.style))
         if shown.busy:
             self.busy = shown.busy
-        if self.busy and event.kind in ("call_started", "call", "code"):
-            self.status.update(_StatusLine(self.busy, self.view))
+        if self.busy and event.kind in ("call_started", "call", "code", "retry"):
+            retry = event.data if event.kind == "retry" else None
+            self.status.update(_StatusLine(self.busy, self.view, retry, event.time))
             self.status.start()
 
     def close(self) -> None:
@@ -318,13 +329,22 @@ class LiveDisplay:
 
 
 class _StatusLine:
-    """The spinner's text, rendered afresh at every refresh, so the elapsed time keeps counting."""
+    """The spinner's text, rendered afresh at every refresh, so the elapsed time keeps counting.
+    After a `retry` event (at `since`) it counts down the wait, then names the attempt under way."""
 
-    def __init__(self, busy: str, view: RunView):
-        self.busy, self.view = busy, view
+    def __init__(self, busy: str, view: RunView, retry: dict | None = None, since: float = 0.0):
+        self.busy, self.view, self.retry, self.since = busy, view, retry, since
 
     def __rich__(self) -> Text:
-        return Text(f"{self.busy}  ·  {self.view.spent(time.time())}", style="cyan")
+        now = time.time()
+        busy, retry = self.busy, self.retry
+        if retry is not None and retry.get("wait_s") is None:
+            busy = f"{retry['role']}: giving up ({retry['error']})"
+        elif retry is not None:
+            left = self.since + retry["wait_s"] - now
+            busy = (f"{retry['role']}: waiting {math.ceil(left)}s to retry ({retry['error']})" if left > 0
+                    else f"{busy} (attempt {retry['attempt'] + 1} of {retry['attempts']})")
+        return Text(f"{busy}  ·  {self.view.spent(now)}", style="cyan" if retry is None else "yellow")
 
 
 TABLE_ROWS = 25  # Files listed in the terminal's table; the run folder has them all.

@@ -28,6 +28,9 @@ KINDS = (
     "verdict",          # round, sufficient, reason
     "call_started",     # role, model
     "call",             # role, model, input_tokens, output_tokens, cost_usd, seconds
+    "retry",            # role, model, attempt, attempts, error (what happened: "HTTP 429: rate-limited", "no answer
+                        # within 3 s", "unreadable reply: not JSON"), status (HTTP, or None), wait_s (the back-off
+                        # before the next attempt; None: that was the last attempt, the call fails). From model.py.
     "context_shrunk",   # role, chars_cut, error: the prompt was over the context window, cut once
     "finalizing",       # verified, budget ("cost" | "time" | None: which budget ran out)
     "answered_from_output",  # round, answer, verified: the finalizer copied the answer from the last

@@ -21,6 +21,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from dsstar_cli.deadlines import CallTimedOut, RunDeadline, bounded_call, earliest, pause
 from dsstar_cli.errors import stop_signal
+from dsstar_cli.events import Event, Sink
 
 Messages = list[dict[str, str]]
 
@@ -43,12 +44,13 @@ class Reply:
 
 class ChatModel(Protocol):
     """`deadline` (a time.monotonic() value) bounds the call, retries included: past it the call is
-    abandoned with RunDeadline. `stop`, once set (from another thread), ends it with the signal's exception."""
+    abandoned with RunDeadline. `stop`, once set (from another thread), ends it with the signal's exception.
+    `emit` hears a `retry` event for every failed attempt, as it happens (see LiteLLMModel.complete)."""
 
     name: str
 
     def complete(self, messages: Messages, *, role: str, deadline: float | None = None,
-                 stop: threading.Event | None = None) -> Reply: ...
+                 stop: threading.Event | None = None, emit: Sink | None = None) -> Reply: ...
 
 
 class ModelError(Exception):
@@ -207,8 +209,10 @@ class LiteLLMModel:
         return args
 
     def complete(self, messages: Messages, *, role: str, deadline: float | None = None,
-                 stop: threading.Event | None = None) -> Reply:
-        """Every attempt is bounded by `timeout_s` of wall clock (and all of them by `deadline`)."""
+                 stop: threading.Event | None = None, emit: Sink | None = None) -> Reply:
+        """Every attempt is bounded by `timeout_s` of wall clock (and all of them by `deadline`).
+        Each failed attempt worth retrying is told to `emit` before the wait, so a user watching a
+        silent server sees why nothing moves (issue 23)."""
         litellm = import_litellm()
         args = self._request_args(messages)
         for attempt in range(1, self.attempts + 1):
@@ -220,12 +224,18 @@ class LiteLLMModel:
             except CallTimedOut:
                 if deadline is not None and deadline <= limit:
                     raise RunDeadline() from None
-                error: ModelError | _Transient = _Transient(timed_out(self.name, self.api_base, self.attempts))
+                error: ModelError | _Transient = _Transient(timed_out(self.name, self.api_base, self.attempts),
+                                                            what=f"no answer within {self.timeout_s:g} s")
             except Exception as exc:  # Classified below; nothing escapes unclassified.
-                cause, error = exc, classify_error(litellm, exc, self.name, self.api_base, self.attempts)
-            if not isinstance(error, _Transient) or attempt == self.attempts:
-                raise (error.final if isinstance(error, _Transient) else error) from cause
-            delay = backoff_delay(attempt, error.retry_after, self.max_delay_s)
+                cause = exc
+                error = classify_error(litellm, exc, self.name, self.api_base, self.attempts, self.timeout_s)
+            if not isinstance(error, _Transient):
+                raise error from cause
+            delay = None if attempt == self.attempts else backoff_delay(attempt, error.retry_after, self.max_delay_s)
+            if emit is not None:
+                emit(retry_event(role, self.name, attempt, self.attempts, error, delay))
+            if delay is None:
+                raise error.final from cause
             if self._sleep:
                 self._sleep(delay)
             else:
@@ -309,10 +319,22 @@ def _price(litellm, model: str, response) -> float | None:
 
 @dataclass
 class _Transient:
-    """A failure worth retrying; `final` is what to raise when the retries run out."""
+    """A failure worth retrying; `final` is what to raise when the retries run out, `what` what
+    happened to this attempt in a few words, with the HTTP `status` when the server sent one."""
 
     final: ModelError
     retry_after: float | None = None
+    what: str = "failed"
+    status: int | None = None
+
+
+def retry_event(role: str, model: str, attempt: int, attempts: int, error: _Transient,
+                wait_s: float | None) -> Event:
+    """One failed attempt: what happened, which attempt of how many, and the wait before the next
+    (None: it was the last one, the call fails with `error.final`)."""
+    return Event("retry", {"role": role, "model": model, "attempt": attempt, "attempts": attempts,
+                           "error": error.what, "status": error.status,
+                           "wait_s": None if wait_s is None else round(wait_s, 2)})
 
 
 def backoff_delay(attempt: int, retry_after: float | None, max_delay_s: float = RETRY_MAX_DELAY_S) -> float:
@@ -333,13 +355,14 @@ def _retry_after(exc: Exception) -> float | None:
 
 
 def classify_error(litellm, exc: Exception, model: str, api_base: str | None,
-                   attempts: int = RETRY_ATTEMPTS) -> ModelError | _Transient:
+                   attempts: int = RETRY_ATTEMPTS, timeout_s: float | None = None) -> ModelError | _Transient:
     """Turn a provider exception into one short message a user can act on.
 
     The one place where library exceptions become words: no library class name, warning or
     traceback text gets through (litellm puts whole tracebacks into some of its messages)."""
     where = f" at {_masked(api_base)}" if api_base else ""
     detail = short_detail(exc)
+    status = _status_code(exc)
     if isinstance(exc, litellm.ContextWindowExceededError) or "context length" in detail.lower() \
             or "context_length_exceeded" in str(exc):
         return ContextTooLong(f"the prompt is longer than {model}'s context window ({detail})")
@@ -348,26 +371,43 @@ def classify_error(litellm, exc: Exception, model: str, api_base: str | None,
     if isinstance(exc, litellm.NotFoundError):
         return ModelConfigError(f"model {model!r} was not found{where}: check the model name ({detail})")
     if isinstance(exc, litellm.RateLimitError):
-        return _Transient(ModelUnreachable(f"{model} kept rate-limiting after {attempts} attempts"), _retry_after(exc))
+        return _Transient(ModelUnreachable(f"{model} kept rate-limiting after {attempts} attempts"), _retry_after(exc),
+                          f"HTTP {status or 429}: rate-limited", status or 429)
     if isinstance(exc, litellm.Timeout):
-        return _Transient(timed_out(model, api_base, attempts))
+        waited = f"no answer within {timeout_s:g} s" if timeout_s else "no answer in time"
+        return _Transient(timed_out(model, api_base, attempts), what=waited)
     if "invalid response object" in str(exc).lower():  # litellm could not read the reply (e.g. its `usage`).
         return _Transient(ModelUnreachable(f"{model}{where} kept sending replies that are not valid chat "
-                                           f"completions (e.g. a malformed `usage` field), {attempts} attempt(s)"))
+                                           f"completions (e.g. a malformed `usage` field), {attempts} attempt(s)"),
+                          what="unreadable reply: not a valid chat completion")
     network = network_failure(exc, bool(api_base))
     if network:
-        return _Transient(ModelUnreachable(f"cannot reach {model}{where} after {attempts} attempt(s): {network}"))
+        return _Transient(ModelUnreachable(f"cannot reach {model}{where} after {attempts} attempt(s): {network}"),
+                          what=f"cannot connect: {network.split(';')[0]}")
     # litellm reports a broken connection as a server error whose text says only "Connection error".
     if isinstance(exc, litellm.APIConnectionError) or "connection error" in detail.lower():
+        inner = short_detail(_innermost(exc))
         return _Transient(ModelUnreachable(f"the connection to {model}{where} kept failing after {attempts} "
-                                           f"attempt(s): {short_detail(_innermost(exc))}"))
+                                           f"attempt(s): {inner}"), what=f"connection broken: {inner[:120]}")
+    # litellm's words for a 200 whose body is not JSON (an HTML error page from a proxy); it calls it a 500.
+    if "invalid response from llm endpoint" in detail.lower():
+        return _Transient(ModelUnreachable(f"{model}{where} kept failing (server error): {detail}"),
+                          what="unreadable reply: not JSON")
     if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError)):
-        return _Transient(ModelUnreachable(f"{model}{where} kept failing (server error): {detail}"))
+        return _Transient(ModelUnreachable(f"{model}{where} kept failing (server error): {detail}"),
+                          what=f"HTTP {status}: server error" if status else "server error", status=status)
     if isinstance(exc, litellm.BadRequestError):
         return ModelConfigError(f"{model}{where} refused the request: {detail}")
     if isinstance(exc, litellm.APIError):
-        return _Transient(ModelUnreachable(f"{model}{where} answered with an error: {detail}"))
+        return _Transient(ModelUnreachable(f"{model}{where} answered with an error: {detail}"),
+                          what=f"HTTP {status}: error" if status else "error reply", status=status)
     return ModelError(f"calling {model}{where} failed: {detail}")
+
+
+def _status_code(exc: Exception) -> int | None:
+    """The HTTP status litellm recorded for the failure, None when it has none that is one."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) and 100 <= status < 600 else None
 
 
 def timed_out(model: str, api_base: str | None, attempts: int) -> ModelUnreachable:
@@ -445,7 +485,7 @@ class ScriptedModel:
     _queues: dict[str, list[str]] = field(default_factory=dict, init=False)
 
     def complete(self, messages: Messages, *, role: str, deadline: float | None = None,
-                 stop: threading.Event | None = None) -> Reply:
+                 stop: threading.Event | None = None, emit: Sink | None = None) -> Reply:
         if stop is not None and stop.is_set():  # Answers at once, so the bounds are only checked first.
             raise stop_signal(stop)
         if deadline is not None and time.monotonic() >= deadline:
@@ -513,10 +553,11 @@ class Models:
         return self.per_role.get(role, self.default)
 
     def ask(self, role: str, messages: Messages, deadline: float | None = None,
-            stop: threading.Event | None = None) -> Reply:
+            stop: threading.Event | None = None, emit: Sink | None = None) -> Reply:
+        """`emit` hears the call's retries (see LiteLLMModel.complete)."""
         if self._ready is not None:
             self._ready()
-        reply = self.for_role(role).complete(messages, role=role, deadline=deadline, stop=stop)
+        reply = self.for_role(role).complete(messages, role=role, deadline=deadline, stop=stop, emit=emit)
         self.usage.setdefault(role, RoleUsage()).add(reply)
         return reply
 
