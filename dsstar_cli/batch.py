@@ -16,11 +16,12 @@ from typing import Callable
 
 from dsstar_cli.config import Config
 from dsstar_cli.errors import StopRequest, Terminated, UsageError
-from dsstar_cli.events import Sink, fanout
+from dsstar_cli.events import Sink
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult, overall_exit_code
 from dsstar_cli.model_check import check_models
-from dsstar_cli.runner import AskRequest, analyse, ask, build_models, check_data_folder, make_agent, open_run_folder
+from dsstar_cli.runner import (AskRequest, analyse, ask, build_models, check_data_folder, make_agent,
+                               open_scratch_folder)
 
 
 @dataclass
@@ -124,16 +125,18 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
     if models_factory is None:
         check_models(config)
         models_factory = lambda: build_models(config)  # noqa: E731 - one Models per question: own usage.
-    analysis_folder = open_run_folder(config, data_dir)
+    # The analysis serves every question and is not a run: `dsstar runs` lists the questions' runs
+    # only. Its folder (the sandbox's working folder while files are described) goes once it is done;
+    # what it made, the descriptions, is in every question's run and in the cache.
+    analysis_folder = open_scratch_folder(config, data_dir)
     try:
-        emit = fanout(analysis_folder, emit)
         agent = make_agent(config, models_factory(), data_dir, analysis_folder, emit)
         try:
             files = analyse(agent, config, data_dir, emit)
         finally:
             agent.executor.close()
     finally:
-        analysis_folder.close()
+        analysis_folder.discard()
     stop = StopRequest()
 
     def answer(question: Question) -> RunResult:

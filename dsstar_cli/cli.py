@@ -216,7 +216,8 @@ def _print_line(line: str) -> None:
 def ask(
     data_dir: Path = typer.Argument(..., metavar="DATA_DIR",
                                     help="Folder of data files (read-only: it is never modified)."),
-    question: Optional[str] = typer.Argument(None, metavar="QUESTION", help="The question, in plain language."),
+    question: Optional[str] = typer.Argument(None, metavar="QUESTION", help="The question, in plain language "
+                                             "(`-`, or none with a pipe: read from stdin)."),
     model: Optional[str] = _model_opt(),
     api_base: Optional[str] = _api_base_opt(),
     config_file: Optional[Path] = _config_opt(),
@@ -249,6 +250,10 @@ def ask(
 
     The answer goes to stdout, progress to stderr. Each run's prompts, scripts and outputs are kept in a run folder (`dsstar runs` lists them). With --dry-run: the first prompts, unsent."""
     silent = quiet or no_progress
+    try:
+        question = _question_or_stdin(question, questions)
+    except DsstarError as exc:
+        _fail(exc, as_json, debug)
 
     if dry_run:
         def dry(emit: Sink):
@@ -284,6 +289,24 @@ def ask(
 
     _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, quiet=quiet, question=question,
                   strict=strict)
+
+
+def _question_or_stdin(question: str | None, questions: Path | None) -> str | None:
+    """QUESTION as given; read from stdin when it is `-`, or when it is missing with no --questions
+    and stdin is not a terminal (`echo "How many rows?" | dsstar ask data`), as `llm` does."""
+    piped = questions is None and sys.stdin is not None and not sys.stdin.isatty()
+    if question != "-" and not (question is None and piped):
+        return question
+    if questions is not None:
+        raise UsageError("give either a QUESTION or --questions FILE")
+    try:
+        text = sys.stdin.read() if sys.stdin is not None else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the question from stdin: {exc}") from exc
+    if not text.strip():
+        raise UsageError('the question from stdin is empty: pipe one in, e.g. echo "How many rows?" | dsstar ask '
+                         "./data, or give it as QUESTION")
+    return text.strip()
 
 
 def _show_dry_run(build, *, as_json: bool, silent: bool, debug: bool, question: str | None) -> None:

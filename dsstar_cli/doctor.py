@@ -33,18 +33,77 @@ def models_in_use(config: Config) -> list[str]:
     return sorted({m for m in (config.model_for(role) for role in ROLES) if m})
 
 
-def check_api_base(api_base: str, timeout_s: float = 3.0) -> Check:
-    """Any HTTP answer (even 401 or 404) means a server is there; no answer means it is not."""
+def probe_server(api_base: str, timeout_s: float = 3.0) -> int | str:
+    """`GET <api_base>/models` without a key: the HTTP status (any status means a server is there), or
+    why nothing answered."""
     url = api_base.rstrip("/") + "/models"
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s):
-            pass
-    except urllib.error.HTTPError:
-        pass
+        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
     except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return Check("api_base", False, f"cannot reach {mask_url(api_base)}: {reason}; is the server running?")
+        return str(getattr(exc, "reason", exc))
+
+
+def check_api_base(api_base: str, probed: int | str) -> Check:
+    """Any HTTP answer (even 401 or 404) means a server is there; no answer means it is not."""
+    if isinstance(probed, str):
+        return Check("api_base", False, f"cannot reach {mask_url(api_base)}: {probed}; is the server running?")
     return Check("api_base", True, f"{mask_url(api_base)} answers")
+
+
+REFUSED = (401, 403)  # What a server that needs a key answers a request without one.
+
+
+def check_credentials(model: str, api_base: str | None, probed: int | str | None) -> Check:
+    """What the environment holds for `model`'s key, said as found: which variable is set or not,
+    and, for a custom server, whether one is sent and whether the server took a request without
+    one (`probed`: see probe_server). A key's value is never tried against the provider."""
+    name = f"credentials {model}"
+    found, missing = keys_in_environment(model)
+    if api_base:  # The server's address (OLLAMA_API_BASE, ...) is what --api-base gives: not a key.
+        missing = [variable for variable in missing if "BASE" not in variable and "ENDPOINT" not in variable]
+    variable = " or ".join(missing) if missing else (key_variable(model) or "its key") if found else None
+    if not api_base:
+        if missing:
+            return Check(name, False, f"set {variable}")
+        return Check(name, True, f"{variable} is set (value hidden; the first call tries it)" if variable
+                     else "litellm knows no key variable for this provider: nothing to check")
+    where = mask_url(api_base)
+    refused = probed in REFUSED
+    if not variable:
+        return Check(name, not refused, f"no key variable known for this provider; {where} " +
+                     (f"refused a request without a key (HTTP {probed})" if refused else "gets none"))
+    if missing and refused:
+        return Check(name, False, f"{variable} is not set and {where} refused a request without a key "
+                                  f"(HTTP {probed}): set {variable}")
+    if missing:
+        took = "; it answered a request without one" if probed == 200 else ""
+        return Check(name, True, f"{variable} is not set: no key of yours is sent to {where} (right for a "
+                                 f"server that needs none){took}")
+    needs = (f"; it refuses requests without one (HTTP {probed})" if refused
+             else "; it answered a request without one, so it may need none" if probed == 200 else "")
+    return Check(name, True, f"{variable} is set (value hidden) and is sent to {where}{needs}")
+
+
+def keys_in_environment(model: str) -> tuple[bool, list[str]]:
+    """Whether the variables litellm wants for `model`'s provider are set, and those missing (both
+    empty when litellm knows no key for it: a local provider, or one it cannot tell)."""
+    from dsstar_cli import model as model_mod
+
+    try:
+        report = model_mod.import_litellm().validate_environment(model=model)
+    except Exception:
+        return False, []
+    return bool(report.get("keys_in_environment")), list(report.get("missing_keys") or [])
+
+
+def key_variable(model: str) -> str | None:
+    """The set environment variable that holds `model`'s key (<PROVIDER>_API_KEY), or None."""
+    provider = provider_of(model) or model.split("/")[0]
+    variable = f"{provider.upper()}_API_KEY"
+    return variable if os.environ.get(variable) else None
 
 
 def check_run_dir(config: Config) -> Check:
@@ -67,6 +126,7 @@ def run_checks(config: Config) -> list[Check]:
 
     checks = [Check("python", sys.version_info >= (3, 11), sys.version.split()[0])]
     names = models_in_use(config)
+    probed = probe_server(config["api_base"]) if config["api_base"] else None
     if not names:
         checks.append(Check("model", False, "no model configured: pass --model, set DSSTAR_MODEL or `model`"))
     for name in names:
@@ -75,11 +135,9 @@ def run_checks(config: Config) -> list[Check]:
         except model_mod.ModelError as exc:
             checks.append(Check(f"model {name}", False, str(exc)))
             continue
-        missing = model_mod.missing_credentials(name, config["api_base"])
-        checks.append(Check(f"credentials {name}", not missing,
-                            f"set {' or '.join(missing)}" if missing else "found in the environment"))
+        checks.append(check_credentials(name, config["api_base"], probed))
     if config["api_base"]:
-        checks.append(check_api_base(config["api_base"]))
+        checks.append(check_api_base(config["api_base"], probed))
     checks.append(check_sandbox(config))
     checks.append(check_run_dir(config))
     return checks

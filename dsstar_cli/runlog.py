@@ -115,6 +115,11 @@ def claim_private_dir(folder: Path) -> None:
         os.chmod(folder, 0o700)
 
 
+# A folder for work that is not a run (a batch's shared analysis): hidden, never a run id, so
+# `dsstar runs` does not list it; removed when that work is done.
+SCRATCH_PREFIX = ".scratch-"
+
+
 class RunFolder:
     def __init__(self, path: Path, resume: bool = False):
         """A new run folder, or (`resume`) an existing one whose calls and events are appended to."""
@@ -135,9 +140,11 @@ class RunFolder:
             raise RunFolderError(f"cannot {verb} the run folder {path}: {exc.strerror or exc}") from exc
 
     @classmethod
-    def create(cls, root: Path) -> "RunFolder":
+    def create(cls, root: Path, prefix: str = "") -> "RunFolder":
+        """A new folder `<prefix><YYYYmmdd-HHMMSS>-<hex>` under `root`: with no prefix, a run's (its
+        name is the run id); with one, a folder the history does not list (see SCRATCH_PREFIX)."""
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + _random.token_hex(3)
-        return cls(root / run_id)
+        return cls(root / f"{prefix}{run_id}")
 
     def _clean(self, text: str) -> str:
         return redact(text, self._secrets)

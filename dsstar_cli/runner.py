@@ -30,7 +30,7 @@ from dsstar_cli.model_check import ModelCheck
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.roles.context import files_used
 from dsstar_cli.result import RunResult
-from dsstar_cli.runlog import RunFolder, choose_run_root, inside, run_root_candidates
+from dsstar_cli.runlog import SCRATCH_PREFIX, RunFolder, choose_run_root, inside, run_root_candidates
 from dsstar_cli.sandbox import Executor
 from dsstar_cli.secrets import redact, redacting, secret_values
 from dsstar_cli.textmap import map_fields
@@ -81,6 +81,12 @@ def open_run_folder(config: Config, data_dir: Path) -> RunFolder:
     return RunFolder.create(choose_run_root(data_dir, run_root_candidates(config["run_dir"])))
 
 
+def open_scratch_folder(config: Config, data_dir: Path) -> RunFolder:
+    """A folder like a run's, for work that is not a run (a batch's shared analysis): where a run's
+    would go, hidden from the history; its user discards it when done."""
+    return RunFolder.create(choose_run_root(data_dir, run_root_candidates(config["run_dir"])), SCRATCH_PREFIX)
+
+
 def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None = None,
         files: list[FileDescription] | None = None) -> RunResult:
     """Answer one question about one folder.
@@ -96,8 +102,8 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
         models = build_models(config, ready=check.wait)
     try:
         run_folder = open_run_folder(config, data_dir)
-        return _run_in(run_folder, check, question, request.guidelines, data_dir, config, models,
-                       fanout(run_folder, redacting(emit)), files, stop=request.stop, started=request.started)
+        return _run_in(run_folder, check, question, request.guidelines, data_dir, config, models, emit, files,
+                       stop=request.stop, started=request.started)
     finally:
         if check is not None:
             check.join_if_settled(CHECK_JOIN_S)
@@ -178,13 +184,20 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
          emit: Sink, files: list[FileDescription] | None, *, run_folder: RunFolder,
          check: ModelCheck | None = None, resumed: dict | None = None, stop: threading.Event | None = None,
          started: float | None = None) -> RunResult:
+    """`emit` is the caller's (the display, --jsonl): it sees every event redacted, and nothing until
+    the model check has passed (see HeldEvents), so a run whose check fails, and whose folder is
+    discarded, never names that folder. The run folder's journal gets every event at once."""
     clock = {"start": started or time.monotonic()}
+    shown = redacting(emit)
+    emit = fanout(run_folder, shown)
+    held = check.held(shown) if check else None
+    early = fanout(run_folder, held) if held else emit  # What is said before the check has passed.
     agent = make_agent(config, models, data_dir, run_folder, emit)
-    emit(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
-                               "max_rounds": config.max_rounds, "models": models.names(),
-                               "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
+    early(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
+                                "max_rounds": config.max_rounds, "models": models.names(),
+                                "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
     if check is not None:
-        check.start()  # The first output is out: litellm's import now overlaps the rest of the start.
+        check.start()  # The question is out (the command line showed it): litellm's import now overlaps the rest.
     loop = None
 
     def idle_loop() -> DSStarLoop:  # For a run stopped before its loop started: its empty state.
@@ -192,14 +205,13 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
 
     try:
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
-        shown = check.held(emit) if check else None  # What the analysis says waits for the model check.
         if files is None:
-            files = analyse(agent, config, data_dir, shown or emit, clock["start"])
+            files = analyse(agent, config, data_dir, early, clock["start"])
         timeout = config["budget.timeout_s"]
         selection = _selection(resumed, files) if resumed else retrieve(
-            files, question, config, shown or emit, clock["start"] + timeout if timeout else None)
-        if shown is not None:
-            shown.release()  # The model is usable, or the run ends here with the check's one line.
+            files, question, config, early, clock["start"] + timeout if timeout else None)
+        if held is not None:
+            held.release()  # The model is usable, or the run ends here with the check's one line.
         clock["analysed"] = time.monotonic()
 
         def checkpoint(loop_state: dict) -> None:
@@ -305,8 +317,8 @@ def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dic
     try:
         run_folder = RunFolder(run_dir, resume=True)
         try:
-            return _run(state["question"], state["guidelines"], data_dir, config, models,
-                        fanout(run_folder, redacting(emit)), files, run_folder=run_folder, check=check, resumed=state)
+            return _run(state["question"], state["guidelines"], data_dir, config, models, emit, files,
+                        run_folder=run_folder, check=check, resumed=state)
         finally:
             run_folder.close()  # Never discarded: it holds the run being resumed.
     finally:

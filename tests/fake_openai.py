@@ -62,11 +62,14 @@ class FakeOpenAIServer:
     "slow" (a proper answer sent in 8 pieces, one every SLOW_PIECE_S: each read gets data soon, the
     whole takes 2.4 s), "usage_str" (a proper answer whose `usage` is the string "x"), "usage_text"
     (a proper answer whose `usage.prompt_tokens` is "many").
-    `context_limit` (characters): longer prompts get the provider's context-length error."""
+    `context_limit` (characters): longer prompts get the provider's context-length error.
+    `require_key`: `GET /models` without an `Authorization` header gets 401, as from a server that
+    needs a key (without it the server lists its one model to anyone)."""
 
     def __init__(self, responder: Responder, delay_s: float = 0.0, faults: list[str] | None = None,
-                 context_limit: int | None = None):
+                 context_limit: int | None = None, require_key: bool = False):
         self.responder = responder
+        self.require_key = require_key
         self.delay_s = delay_s
         self.faults = list(faults or [])
         self.context_limit = context_limit
@@ -98,6 +101,14 @@ class FakeOpenAIServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:  # Keep test output clean.
                 pass
+
+            def do_GET(self) -> None:
+                if not self.path.rstrip("/").endswith("/models"):
+                    return self._send(404, b'{"error": {"message": "not found"}}')
+                if server.require_key and not self.headers.get("authorization"):
+                    return self._send(401, json.dumps({"error": {"message": "You didn't provide an API key.",
+                                                                 "type": "invalid_request_error"}}).encode())
+                self._send(200, json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode())
 
             def do_POST(self) -> None:
                 started = time.perf_counter()
