@@ -137,7 +137,8 @@ class WarmWorker:
         readers = [CappedReader(os.fdopen(out_r, "rb"), max_output), CappedReader(os.fdopen(err_r, "rb"), max_output)]
         try:
             sent = socket.send_fds(self.sock, [payload], [out_w, err_w])
-            self.sock.sendall(payload[sent:])  # A long script may not fit in one message.
+            if sent < len(payload):  # A long script may not fit in one message. (Never send nothing: a
+                self.sock.sendall(payload[sent:])  # cold worker may have run a short script and gone.)
         finally:
             os.close(out_w)
             os.close(err_w)
