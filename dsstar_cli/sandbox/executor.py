@@ -60,7 +60,7 @@ class Executor:
     def __init__(self, workdir: Path, data_dir: Path, timeout_s: float, memory_mb: int = 4096,
                  max_output_bytes: int = 1_000_000, tier: str = "auto", require: str = "basic",
                  warm: bool = True, max_workdir_mb: int = 2048, scripts_dir: Path | None = None,
-                 follow_links: bool = False, strong_backend: str = "auto"):
+                 follow_links: bool = False, strong_backend: str = "auto", memory_cgroup: bool = True):
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir.resolve()
         self.data_dir = data_dir.resolve()
@@ -68,6 +68,7 @@ class Executor:
         self.scripts_dir.mkdir(parents=True, exist_ok=True)
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
+        self.memory_cgroup = memory_cgroup  # False: the worker's watchdog even where a cgroup could be made.
         self.max_output_bytes = max_output_bytes
         self.max_workdir_mb = max_workdir_mb
         self._secrets = secret_values()
@@ -84,7 +85,7 @@ class Executor:
 
     def _new_worker(self, once: bool) -> WarmWorker:
         return WarmWorker(self.tier, self.workdir, self.readable, self._log, self.uid, once=once,
-                          backend=self.backend)
+                          backend=self.backend, memory_mb=self.memory_mb, cgroup=self.memory_cgroup)
 
     def describe(self) -> dict:
         """What the result and the run folder report as `sandbox`."""
