@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from dsstar_cli import fdtree
-from dsstar_cli.sandbox import duckdb_setup, tiers, workfolder
+from dsstar_cli.sandbox import duckdb_setup, memory_bound, tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
 from dsstar_cli.sandbox.worker_client import NOBODY, WarmWorker
@@ -95,6 +95,7 @@ class Executor:
             detail = found.layers + (" + network namespace" if tiers.network_namespace_works() else "")
         return {"level": self.tier, "detail": detail, "warm_worker": self.warm,
                 "user": "unprivileged (nobody)" if self.uid is not None else f"uid {os.geteuid()}",
+                "limits": memory_bound.how_bounded(self.memory_cgroup, nobody=self.uid is not None),
                 "available": [t for t in tiers.TIERS if found.available.get(t)]}
 
     def _unprivileged_uid(self) -> int | None:

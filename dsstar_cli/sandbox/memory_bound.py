@@ -82,6 +82,7 @@ class Cgroup:
         self.folders = folders      # the group's folders (v1: one per hierarchy, memory first)
         self.events = events        # the file counting its out-of-memory kills
         self.fds = []
+        self.max_processes = False  # whether pids.max holds too
 
     @classmethod
     def make(cls, memory_mb):
@@ -113,6 +114,7 @@ class Cgroup:
                 for setting, value in (("memory.swap.max", 0), ("memory.oom.group", 1), ("pids.max", MAX_PROCESSES)):
                     if os.path.exists(os.path.join(folder, setting)):
                         _write(folder, setting, value)
+                        made.max_processes = made.max_processes or setting == "pids.max"
             except OSError:
                 made.remove()
                 raise
@@ -137,6 +139,7 @@ class Cgroup:
                 made.folders.append(folder)
                 if controller == "pids":
                     _write(folder, "pids.max", MAX_PROCESSES)
+                    made.max_processes = True
                     continue
                 _write(folder, "memory.limit_in_bytes", limit)
                 swap = os.path.join(folder, "memory.memsw.limit_in_bytes")
@@ -173,6 +176,20 @@ class Cgroup:
                     if exc.errno != errno.EBUSY:
                         break
                     time.sleep(0.005)
+
+
+def how_bounded(cgroup=True, nobody=False):
+    """How memory_mb and the number of a script's processes are held here, in a few words (doctor,
+    the run's sandbox report). `nobody`: scripts run as that user (RLIMIT_NPROC counts for them)."""
+    made = Cgroup.make(64) if cgroup else None
+    if made:
+        made.remove()
+    memory = (f"memory_mb holds for a script's processes together (a cgroup {made.version})" if made else
+              f"memory_mb holds for a script's processes together (dsstar sums their memory every "
+              f"{int(WATCH_S * 1000)} ms{': no cgroup can be made here' if cgroup else ''})")
+    if made and made.max_processes or nobody:
+        return f"{memory}; at most {MAX_PROCESSES} processes" + ("" if made and made.max_processes else " (as nobody)")
+    return f"{memory}; no limit on their number (a fork bomb runs until the deadline or your own ulimit -u)"
 
 
 # -- the worker's side ------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ medium  no namespaces: Landlock allows reading only the same allowlist and writi
         folder, seccomp refuses sockets, tracing, devices, mounts, and what Landlock does not
         govern (chmod/chown/utime, extended attributes, SysV IPC, socketpair and addressed sends,
         inotify/fanotify), no capabilities; a private network namespace when the machine allows
-        one. Promises it cannot keep (MEDIUM_GAPS): a script can stat any path (metadata is not
-        Landlock's), and memory is capped per process, not for its processes together.
+        one. The promise it cannot keep (MEDIUM_GAPS): a script can stat any path (metadata is
+        not Landlock's).
 basic   rlimits, a clean environment, no capabilities, a separate session, an unprivileged user
         when we run as root and the data allows it, and the data-integrity check around every
         script. Nothing stops a script reading what the user can read.
@@ -35,7 +35,7 @@ STRONG_BACKENDS = ("namespaces", "bubblewrap")  # In the order `auto` tries them
 WORKER = Path(__file__).with_name("worker.py")
 # What the medium tier does not contain, said wherever the tier is described (doctor, README).
 MEDIUM_GAPS = ("not contained: a script can read the metadata of any file (stat: size, owner, times, "
-               "whether it exists); memory_mb caps each process, not a script's processes together")
+               "whether it exists)")
 HOW_TO_GET_STRONG = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
                      "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or install bubblewrap")
 
