@@ -196,3 +196,16 @@ def memory_held(pids: list[int]) -> int:
         statm = _read(f"/proc/{pid}/statm").split()
         total += int(statm[1]) * os.sysconf("SC_PAGE_SIZE") if len(statm) > 1 else 0
     return total
+
+
+def attempts(done: str) -> str:
+    """Code for a hostile script: `attempt(what, action)` tries `action` and prints `<done> what`
+    when the kernel lets it through, `refused what <why>` when it refuses."""
+    return f"""
+def attempt(what, action):
+    try:
+        action()
+        print({done!r}, what, flush=True)
+    except OSError as exc:
+        print("refused", what, exc.strerror, flush=True)
+"""
