@@ -156,6 +156,9 @@ def check_sandbox(config: Config) -> Check:
     except SetupError as exc:
         return Check("sandbox", False, f"{exc} [{listing}]")
     hint = "" if chosen == "strong" else f" — for the strong tier, {tiers.HOW_TO_GET_STRONG}"
+    warning = tiers.auto_warning(config["sandbox.tier"], chosen)
+    if warning:
+        hint = f" — warning: {warning}"
     return Check("sandbox", True, f"{chosen}{hint} [{listing}]; {memory_bound.how_bounded()}")
 
 

@@ -73,6 +73,7 @@ class Executor:
         self.max_workdir_mb = max_workdir_mb
         self._secrets = secret_values()
         self.tier = tiers.for_scripts(tier, require)
+        self.warning = tiers.auto_warning(tier, self.tier)  # Basic chosen by `auto`: said on every run.
         self.backend = tiers.strong_backend(strong_backend) if self.tier == "strong" else None
         self.warm = warm
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])

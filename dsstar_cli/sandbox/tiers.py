@@ -38,6 +38,8 @@ MEDIUM_GAPS = ("not contained: a script can read the metadata of any file (stat:
                "whether it exists)")
 HOW_TO_GET_STRONG = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
                      "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or install bubblewrap")
+# What the basic tier does not contain, said on every run `auto` ends there, by doctor and the README.
+BASIC_GAPS = "a script can read and write whatever you can, reach the network and signal your processes"
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,15 @@ def for_scripts(requested: str, required: str) -> str:
     """The tier this machine gives scripts: `choose`, except that without Linux's pidfd only basic exists."""
     linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
     return choose(requested if linux else "basic", required)
+
+
+def auto_warning(requested: str, chosen: str) -> str | None:
+    """The line every run prints when `auto` found nothing better than basic: basic must be a choice,
+    so it says what is not contained and how to get more, or to accept it (which silences it)."""
+    if requested != "auto" or chosen != "basic":
+        return None
+    return (f"the sandbox is the basic tier (no Landlock and seccomp, no namespaces here): {BASIC_GAPS}. "
+            f"For more, {HOW_TO_GET_STRONG} (or use Linux >= 5.13 for Landlock); to accept it, set sandbox.tier: basic")
 
 
 def choose(requested: str, required: str) -> str:
