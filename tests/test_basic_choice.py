@@ -21,7 +21,8 @@ from sample_agent import QUESTION, respond
 from security.test_tiers import path_without_bubblewrap
 from test_cli import cli_env
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "aarch64"),
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux")
+                                or platform.machine() not in ("x86_64", "aarch64"),
                                 reason="the filter below knows the system-call numbers of Linux on x86_64 and aarch64")
 
 # Installs a seccomp filter (inherited by everything it starts) that answers ENOSYS to Landlock
@@ -40,7 +41,8 @@ class Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 code = ctypes.create_string_buffer(program, len(program))
 libc = ctypes.CDLL(None, use_errno=True)
-if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(Program(len(program) // 8, ctypes.addressof(code))), 0, 0):
+filtered = Program(len(program) // 8, ctypes.addressof(code))
+if libc.prctl(38, 1, 0, 0, 0) or libc.prctl(22, 2, ctypes.byref(filtered), 0, 0):  # no_new_privs, then the filter
     raise SystemExit("seccomp: " + os.strerror(ctypes.get_errno()))
 os.execv(sys.executable, [sys.executable] + sys.argv[1:])
 """

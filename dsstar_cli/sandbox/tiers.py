@@ -13,7 +13,9 @@ medium  no namespaces: Landlock allows reading only the same allowlist and writi
         not Landlock's).
 basic   rlimits, a clean environment, no capabilities, a separate session, an unprivileged user
         when we run as root and the data allows it, and the data-integrity check around every
-        script. Nothing stops a script reading what the user can read.
+        script. Not contained (BASIC_GAPS): a script can read and write whatever the user can,
+        reach the network and signal the user's processes; `auto` ending here warns on every run.
+Every tier bounds memory_mb for a script's processes together (memory_bound.py).
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ def probe() -> TierProbe:
     available["medium"] = abi >= 1 and filters
     details["medium"] = (f"{layers} (+ a network namespace where allowed); {MEDIUM_GAPS}" if available["medium"] else
                          "Landlock (Linux >= 5.13) and seccomp are needed" if linux else "not Linux")
-    details["basic"] = "rlimits, clean environment, no capabilities, integrity check"
+    details["basic"] = f"rlimits, clean environment, no capabilities, integrity check; not contained: {BASIC_GAPS}"
     return TierProbe(available, details, abi, backend, layers)
 
 

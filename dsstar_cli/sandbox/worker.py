@@ -4,8 +4,8 @@ paying ~300 ms of imports; cold (`once`), it serves a single script and ends. It
 generated code itself.
 
 Run as `python -I worker.py CONFIG_JSON`. It imports only the standard library and its sibling
-modules (namespaces, landlock, seccomp, privileges, duckdb_setup, memory_bound), found next to this file, so it also runs
-inside bubblewrap. CONFIG_JSON says:
+modules (namespaces, landlock, seccomp, privileges, duckdb_setup, memory_bound), found next to
+this file, so it also runs inside bubblewrap. CONFIG_JSON says:
 
   fd          its end of the Unix socket to the executor
   isolation   "namespaces" (strong, built in), "bubblewrap" (strong, already inside bwrap),
@@ -20,15 +20,16 @@ inside bubblewrap. CONFIG_JSON says:
   cgroup_files  what DuckDB reads of that group (readable in the medium tier)
 
 Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RIGHTS) it forks a
-child that joins the memory cgroup when there is one, starts a new session, takes the pipes as fd 1/2, closes every other descriptor, sets
-rlimits, changes to the work folder, becomes the unprivileged user when told, drops every
-capability, enters a Landlock domain of its own (so it can neither signal nor trace the worker),
-installs the seccomp filter, has DuckDB configured for the sandbox when the script imports it
-(duckdb_setup.py) and runs the code as __main__. The worker answers {"pid"} and then
-{"status"} (with "memory": a line for the script's stderr when its processes together passed
-memory_mb and were killed); {"kill": true} ends the child early. Afterwards every process the script left behind
-is killed: with namespaces the worker is the pid namespace's first process and kills all the
-others; otherwise it is a child subreaper and kills its group and the orphans re-parented to it.
+child that joins the memory cgroup when there is one, starts a new session, takes the pipes as fd
+1/2, closes every other descriptor, sets rlimits, changes to the work folder, becomes the
+unprivileged user when told, drops every capability, enters a Landlock domain of its own (so it can
+neither signal nor trace the worker), installs the seccomp filter, has DuckDB configured for the
+sandbox when the script imports it (duckdb_setup.py) and runs the code as __main__. The worker
+answers {"pid"} and then {"status"} (with "memory": a line for the script's stderr when its
+processes together passed memory_mb and were killed); {"kill": true} ends the child early.
+Afterwards every process the script left behind is killed: with namespaces the worker is the pid
+namespace's first process and kills all the others; otherwise it is a child subreaper and kills its
+group and the orphans re-parented to it.
 """
 
 import builtins
