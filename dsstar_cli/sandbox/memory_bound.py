@@ -6,11 +6,14 @@ Two ways, the first that works here:
 cgroup    the executor makes one per worker (`Cgroup.make`): cgroup v2 where our own cgroup's
           subtree is ours to write and offers the memory controller, or cgroup v1's memory
           hierarchy where we may write it (e.g. as root). Its limit is memory_mb with no swap,
-          and at most MAX_PROCESSES tasks where the pids controller is there too. Each script's
-          first process joins it before anything else (`join`, through descriptors the executor
-          opened, so it works inside namespaces); its children are born in it. The kernel holds
-          the limit (reclaiming, then killing in the group); the worker's `Watch` sees the kill
-          in the group's counters and ends the script's other processes.
+          and at most MAX_PROCESSES tasks where the pids controller is there too. The worker joins
+          it once it has imported pandas (`join`, through descriptors the executor opened, so it
+          works inside namespaces): its own pages stay charged where they were, and every
+          script's process is born in the group (joining per script cost ~10 ms on a loaded
+          machine: cgroup v1 moves a task under a global lock). The kernel holds the limit
+          (reclaiming, then killing in the group); the worker's `Watch` sees the kill in the
+          group's counters and ends the script's other processes; should the kernel pick the
+          worker itself, the executor sees the counter and says so.
 watchdog  everywhere else the worker (the scripts' subreaper or pid-namespace init: it knows
           every descendant) sums their memory every WATCH_S (proportional set size where it may
           read it, else resident size) and kills them when the sum passes memory_mb. A script
@@ -27,6 +30,9 @@ import time
 
 WATCH_S = 0.05
 MAX_PROCESSES = 512
+# An empty group of ours this old was left by a dsstar killed with kill -9 (a worker joins its
+# group within a minute of its start, or gives up: worker_client.START_TIMEOUT_S).
+STALE_S = 120
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
@@ -69,6 +75,21 @@ def _folder(mount, root, path):
     return os.path.join(mount, relative.lstrip("/"))
 
 
+def _remove_stale(parent):
+    """Remove the empty groups a killed dsstar left beside ours (one with a process stays: rmdir
+    refuses it; a young one may be another run's, not joined yet)."""
+    try:
+        names = [name for name in os.listdir(parent) if name.startswith("dsstar-")]
+    except OSError:
+        return
+    for name in names:
+        try:
+            if time.time() - os.stat(os.path.join(parent, name)).st_mtime > STALE_S:
+                os.rmdir(os.path.join(parent, name))
+        except OSError:
+            pass
+
+
 def _write(folder, name, value):
     with open(os.path.join(folder, name), "w") as handle:
         handle.write(str(value))
@@ -77,8 +98,9 @@ def _write(folder, name, value):
 class Cgroup:
     """A cgroup of our own for one worker's scripts; `make` answers None where none can be made."""
 
-    def __init__(self, version, folders, events):
+    def __init__(self, version, folders, events, limit_mb):
         self.version = version      # "v1" or "v2"
+        self.limit_mb = limit_mb
         self.folders = folders      # the group's folders (v1: one per hierarchy, memory first)
         self.events = events        # the file counting its out-of-memory kills
         self.fds = []
@@ -89,7 +111,7 @@ class Cgroup:
         name = "dsstar-" + secrets.token_hex(6)
         for build in (cls._v2, cls._v1):
             try:
-                made = build(name, memory_mb * 1024 * 1024)
+                made = build(name, memory_mb)
             except OSError:
                 made = None
             if made:
@@ -97,7 +119,7 @@ class Cgroup:
         return None
 
     @classmethod
-    def _v2(cls, name, limit):
+    def _v2(cls, name, limit_mb):
         own = _own_paths().get("")
         for kind, mount, root, _ in _mounts():
             parent = _folder(mount, root, own) if kind == "cgroup2" and own else None
@@ -107,10 +129,11 @@ class Cgroup:
                 if "memory" not in handle.read().split():
                     return None
             folder = os.path.join(parent, name)
+            _remove_stale(parent)
             os.mkdir(folder)
-            made = cls("v2", [folder], os.path.join(folder, "memory.events"))
+            made = cls("v2", [folder], os.path.join(folder, "memory.events"), limit_mb)
             try:
-                _write(folder, "memory.max", limit)
+                _write(folder, "memory.max", limit_mb * 1024 * 1024)
                 for setting, value in (("memory.swap.max", 0), ("memory.oom.group", 1), ("pids.max", MAX_PROCESSES)):
                     if os.path.exists(os.path.join(folder, setting)):
                         _write(folder, setting, value)
@@ -122,7 +145,7 @@ class Cgroup:
         return None
 
     @classmethod
-    def _v1(cls, name, limit):
+    def _v1(cls, name, limit_mb):
         own, folders = _own_paths(), {}
         for kind, mount, root, options in _mounts():
             for controller in ("memory", "pids"):
@@ -132,9 +155,11 @@ class Cgroup:
                         folders[controller] = os.path.join(parent, name)
         if "memory" not in folders:
             return None
-        made = cls("v1", [], os.path.join(folders["memory"], "memory.oom_control"))
+        made = cls("v1", [], os.path.join(folders["memory"], "memory.oom_control"), limit_mb)
+        limit = limit_mb * 1024 * 1024
         try:
             for controller, folder in folders.items():
+                _remove_stale(os.path.dirname(folder))
                 os.mkdir(folder)
                 made.folders.append(folder)
                 if controller == "pids":
@@ -157,6 +182,10 @@ class Cgroup:
             self.fds = [os.open(os.path.join(folder, "cgroup.procs"), os.O_WRONLY) for folder in self.folders]
             self.fds.append(os.open(self.events, os.O_RDONLY))
         return {"procs": self.fds[:-1], "events": self.fds[-1]}
+
+    def oom_kills(self):
+        """How many processes the kernel has killed in the group for memory (the executor's look)."""
+        return oom_kills(self.open()["events"])
 
     def limit_files(self):
         """What DuckDB reads of the group a script is in (the medium tier lets scripts read them)."""
@@ -195,9 +224,16 @@ def how_bounded(cgroup=True, nobody=False):
 # -- the worker's side ------------------------------------------------------------------------------
 
 def join(cgroup):
-    """In a script's first process, before anything else: into the group (a no-op without one)."""
+    """The calling process (the worker) into the group, for good (a no-op without one)."""
     for fd in (cgroup or {}).get("procs", []):
         os.write(fd, b"0")
+        os.close(fd)
+
+
+def over_line(memory_mb):
+    """What the script's stderr says when the kernel held the group's limit."""
+    return (f"dsstar: the script's processes together reached memory_mb ({memory_mb} MB); "
+            "the kernel killed one, and dsstar ended the others")
 
 
 def oom_kills(fd):
@@ -220,10 +256,7 @@ class Watch:
         if self.memory_mb is None:
             return None
         if self.events is not None:
-            if oom_kills(self.events) > self.kills:
-                return (f"dsstar: the script's processes together reached memory_mb ({self.memory_mb} MB); "
-                        "the kernel killed one, and dsstar ended the others")
-            return None
+            return over_line(self.memory_mb) if oom_kills(self.events) > self.kills else None
         pids = descendants(os.getpid())
         total = sum(memory_of(pid) for pid in pids)
         if total > self.memory_mb * 1024 * 1024:

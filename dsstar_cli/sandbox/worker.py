@@ -20,7 +20,7 @@ this file, so it also runs inside bubblewrap. CONFIG_JSON says:
   cgroup_files  what DuckDB reads of that group (readable in the medium tier)
 
 Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RIGHTS) it forks a
-child that joins the memory cgroup when there is one, starts a new session, takes the pipes as fd
+child (in the worker's memory cgroup, when there is one) that starts a new session, takes the pipes as fd
 1/2, closes every other descriptor, sets rlimits, changes to the work folder, becomes the
 unprivileged user when told, drops every capability, enters a Landlock domain of its own (so it can
 neither signal nor trace the worker), installs the seccomp filter, has DuckDB configured for the
@@ -100,7 +100,6 @@ def confine(config, request):
 def run_child(config, request, fds):
     """In the forked child: never returns."""
     try:
-        memory_bound.join(config.get("cgroup"))  # First: all it allocates is the group's.
         os.setsid()
         LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -349,6 +348,7 @@ def main():
                 __import__(module)
             except Exception:  # A missing optional library only costs its import time later.
                 pass
+        memory_bound.join(config.get("cgroup"))  # After the preloads: only what its scripts hold counts.
         if config.get("landlock"):  # The worker's own domain; each script nests one inside it.
             landlock.restrict(*allowlist(config, for_script=False), config["landlock"])
     except OSError as exc:

@@ -139,6 +139,7 @@ class WarmWorker:
         if stop is not None and stop.is_set():
             raise stop_signal(stop)  # Asked to stop before the script was sent: it never runs.
         started = time.monotonic()
+        kills = self.cgroup.oom_kills() if self.cgroup else 0
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         request = {"code": code, "filename": filename, "workdir": str(self.workdir), "limits": limits, "uid": uid,
@@ -155,6 +156,8 @@ class WarmWorker:
         for reader in readers:
             reader.start()
         status, timed_out, over = self._wait(started + timeout_s, stop)
+        if status is None and not over and self.cgroup and self.cgroup.oom_kills() > kills:
+            over = memory_bound.over_line(self.cgroup.limit_mb)  # The kernel picked the worker itself.
         for reader in readers:
             reader.join(timeout=2)
         if stop is not None and stop.is_set():
