@@ -158,7 +158,7 @@ class Cgroup:
         made = cls("v1", [], os.path.join(folders["memory"], "memory.oom_control"), limit_mb)
         limit = limit_mb * 1024 * 1024
         try:
-            for controller, folder in folders.items():
+            for controller, folder in sorted(folders.items()):  # memory first: folders[0]
                 _remove_stale(os.path.dirname(folder))
                 os.mkdir(folder)
                 made.folders.append(folder)
