@@ -564,7 +564,7 @@ class _DescribeProgress:
         self.bar.stop()
 
 
-@app.command()
+@app.command(cls=Command)
 def schema() -> None:
     """Print the JSON Schema of what `--json` prints: a run's result, the error of a run that could not start, or a dry run."""
     _write_json(json_schema())
