@@ -19,7 +19,7 @@ from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_lin
                                 render_result, wants_live_view)
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
-from dsstar_cli.helptext import ClickException, Command, Group, usage_failure
+from dsstar_cli.helptext import ClickException, Command, Group, default_group, usage_failure
 from dsstar_cli.result import EXIT_CODE_HELP, ExitCode, RunResult, error_json, json_schema
 from dsstar_cli.terminal import terminal_safe, visible
 from dsstar_cli.textmap import map_fields
@@ -34,7 +34,8 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
     cls=Group,
 )
-config_app = typer.Typer(help="Show or create the configuration.", no_args_is_help=True, cls=Group)
+config_app = typer.Typer(help="Show or create the configuration (alone: `config show`).",
+                         cls=default_group("show"))
 app.add_typer(config_app, name="config")
 runs_app = typer.Typer(help="The run history: every run of yours, wherever it was started.",
                        invoke_without_command=True, cls=Group)

@@ -55,6 +55,23 @@ class Group(TyperGroup):
         return _flags_without_type(_with_version(self, ctx, super().get_params(ctx)))
 
 
+def default_group(command: str) -> type:
+    """A Group that runs `command` when no subcommand is named, options included: `dsstar config` is
+    `dsstar config show`, `dsstar config --json` is `dsstar config show --json` (as `llm logs` is
+    `llm logs list`; `dsstar runs` lists the runs likewise). A word that names no command is still
+    refused as one."""
+
+    class DefaultGroup(Group):
+        def parse_args(self, ctx, args: list[str]) -> list[str]:
+            named = args and not args[0].startswith("-")
+            asks = args and args[0] in (*ctx.help_option_names, "-V", "--version")
+            if not named and not asks:
+                args = [command, *args]
+            return super().parse_args(ctx, args)
+
+    return DefaultGroup
+
+
 class Command(TyperCommand):
     """A typer command whose usage line and options table read as the help text does; every command
     of dsstar's uses it (a command without it shows `--help -h <bool>` and refuses -V)."""

@@ -208,6 +208,22 @@ def test_config_show_names_sources_and_never_a_key(tmp_path):
     assert data["credentials"]["gemini/x"]["credentials"].startswith("missing: set")
 
 
+def test_config_alone_is_config_show_as_runs_alone_lists_the_runs(tmp_path):
+    """`dsstar config` exited 2 with the help (issue 23); like `llm logs` (= `llm logs list`) and
+    `dsstar runs`, it now does its everyday job, and takes that command's options."""
+    (tmp_path / "dsstar.yaml").write_text("max_rounds: 4\n")
+    alone = dsstar("config", cwd=tmp_path)
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout == dsstar("config", "show", cwd=tmp_path).stdout and "max_rounds" in alone.stdout
+    as_json = dsstar("config", "--json", "-m", "openai/gpt-4.1", cwd=tmp_path)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["config"]["max_rounds"]["value"] == 4
+    assert dsstar("runs", cwd=tmp_path).returncode == 0
+    listed = dsstar("config", "-h", cwd=tmp_path)
+    assert listed.returncode == 0 and "show" in listed.stdout and "init" in listed.stdout
+    wrong = dsstar("config", "shwo", cwd=tmp_path)  # A mistyped command is still refused as one.
+    assert wrong.returncode == 2 and "No such command" in wrong.stderr
+
+
 def test_config_show_names_the_endpoint_and_credential_variable_in_use(tmp_path):
     """api_base null with OPENAI_API_BASE set: the calls go to that server, and show says so."""
     proc = dsstar("config", "show", "--json", "--model", "openai/gpt-4.1", cwd=tmp_path,
