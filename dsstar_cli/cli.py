@@ -443,6 +443,123 @@ def runs_show(
         sys.stderr.write(f"dsstar: this run did not finish; continue it with: dsstar resume {folder.name}\n")
 
 
+RUNS_RM_EXIT_HELP = """Exit codes: 0 removed (or nothing to remove, or declined at the prompt); 1 a run was left
+(in use by a running dsstar, or the system refused); 2 usage error (an unknown id, a folder outside the runs
+folder, a bad duration, no --yes when stdin is not a terminal); 130 interrupted (Ctrl-C)."""
+
+
+def _yes_opt():
+    return typer.Option(False, "--yes", "-y", help="Remove without asking (needed when stdin is not a terminal).")
+
+
+def _dry_run_opt():
+    return typer.Option(False, "--dry-run", help="List what would be removed (stdout); remove nothing.")
+
+
+@runs_app.command("rm", cls=Command, epilog=RUNS_RM_EXIT_HELP)
+def runs_rm(
+    refs: list[str] = typer.Argument(..., metavar="RUN...", help="Run ids (or unique prefixes) or run folders, as "
+                                     "`runs show` takes them."),
+    yes: bool = _yes_opt(),
+    dry_run: bool = _dry_run_opt(),
+    config_file: Optional[Path] = _config_opt(),
+) -> None:
+    """Remove runs: their folders (prompts, replies, scripts, outputs, artifacts) go. A run still going is left.
+
+    Only runs that `dsstar runs` lists: a folder elsewhere is refused, whatever its content."""
+    from dsstar_cli.removal import named_runs
+
+    try:
+        folders = named_runs(refs, load_config(config_file)["run_dir"])
+    except DsstarError as exc:
+        _fail(exc, False, False)
+    _remove(folders, yes, dry_run, what="")
+
+
+@runs_app.command("prune", cls=Command, epilog=RUNS_RM_EXIT_HELP)
+def runs_prune(
+    older_than: str = typer.Option(..., "--older-than", metavar="DURATION", help="Remove the runs last written "
+                                   "more than this long ago: 30d, 12h, 90m, 2w, 1d12h."),
+    yes: bool = _yes_opt(),
+    dry_run: bool = _dry_run_opt(),
+    config_file: Optional[Path] = _config_opt(),
+) -> None:
+    """Remove the runs whose journal was last written more than DURATION ago (finished or not).
+
+    A run still going is left; so is everything that is not a run folder."""
+    from dsstar_cli.removal import parse_duration, runs_older_than
+
+    try:
+        folders = runs_older_than(parse_duration(older_than), load_config(config_file)["run_dir"])
+    except DsstarError as exc:
+        _fail(exc, False, False)
+    _remove(folders, yes, dry_run, what=f" last written more than {older_than} ago")
+
+
+def _remove(folders: list[Path], yes: bool, dry_run: bool, what: str) -> None:
+    """List, ask (on a terminal, without --yes), remove, and say what happened; exit as documented."""
+    from dsstar_cli.removal import remove_runs
+
+    if not folders:
+        sys.stderr.write(f"dsstar: no runs{what}: nothing to remove\n")
+        return
+    lines = [_removal_line(folder) for folder in folders]
+    count = f"{len(folders)} run{'s' if len(folders) != 1 else ''}"
+    if dry_run:
+        sys.stdout.write("".join(lines))
+        sys.stderr.write(f"dsstar: would remove {count}{what} (--dry-run: nothing removed)\n")
+        return
+    if not yes:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            _fail(UsageError(f"removing {count} needs --yes when stdin is not a terminal (--dry-run lists them)"),
+                  False, False)
+        sys.stderr.write("".join(lines))
+        if not _confirm(f"Remove {count}{what}?"):
+            sys.stderr.write("dsstar: nothing removed\n")
+            return
+    done = remove_runs(folders)
+    for run_id in done.removed:
+        sys.stdout.write(f"{run_id}\n")
+    for run_id in done.in_use:
+        sys.stderr.write(f"dsstar: {run_id} is in use by a running dsstar: left alone\n")
+    for run_id, why in done.failed:
+        sys.stderr.write(f"dsstar: cannot remove {run_id}: {visible(why)}\n")
+    sys.stderr.write(f"dsstar: removed {len(done.removed)} of {count}\n")
+    raise typer.Exit(1 if done.in_use or done.failed else 0)
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal (stderr, so stdout carries only what was removed); yes only when typed."""
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        sys.stderr.write("\ndsstar: interrupted; nothing removed\n")
+        raise typer.Exit(ExitCode.INTERRUPTED)
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _removal_line(folder: Path) -> str:
+    """ID, age, outcome and question, tab-separated: what a user needs to decide, one run a line."""
+    import time
+
+    from dsstar_cli.history import summarize
+    from dsstar_cli.removal import last_written
+
+    run = summarize(folder)
+    question = " ".join(visible(run.question or "?").split())
+    question = question if len(question) <= 60 else question[:59] + "…"
+    return f"{run.id}\t{_age(time.time() - last_written(folder))}\t{run.outcome}\t{question}\n"
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
 @app.command(cls=Command)
 def bench(
     tasks_file: Path = typer.Argument(..., metavar="TASKS_FILE", help="DABStep-format JSONL (task_id, question, "

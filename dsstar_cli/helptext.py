@@ -76,6 +76,11 @@ class Command(TyperCommand):
     """A typer command whose usage line and options table read as the help text does; every command
     of dsstar's uses it (a command without it shows `--help -h <bool>` and refuses -V)."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if self.epilog:  # One paragraph, wrapped to the terminal (the source's line breaks cut lines short).
+            self.epilog = " ".join(self.epilog.split())
+
     def collect_usage_pieces(self, ctx) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
