@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from dsstar_cli import STARTED, __version__
-from dsstar_cli.config import commented_default_text, load_config
+from dsstar_cli.config import commented_default_text, load_config, unknown_env_warnings
 from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_line, path_line, plain_result,
                                 render_result, wants_live_view)
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
@@ -757,6 +757,8 @@ def main() -> None:
     from dsstar_cli.secrets import protect_process
 
     protect_process()
+    for line in unknown_env_warnings(os.environ):
+        sys.stderr.write(line + "\n")
     try:
         code = app(standalone_mode=False)
     except ClickException as exc:  # Bad arguments: one line (and the error object with --json).

@@ -224,6 +224,32 @@ def test_config_alone_is_config_show_as_runs_alone_lists_the_runs(tmp_path):
     assert wrong.returncode == 2 and "No such command" in wrong.stderr
 
 
+def test_every_key_has_a_variable_and_an_unknown_one_is_named_once(tmp_path):
+    """Only 9 keys had a DSSTAR_* variable and a mistyped one was ignored in silence (issue 23); now
+    each key has one, and a variable that sets nothing gets one warning line (its value never shown)."""
+    env = {"DSSTAR_LLM_RETRIES": "2", "DSSTAR_SANDBOX_TIER": "basic", "DSSTAR_ROLES_CODER_MODEL": "openai/x",
+           "DSSTAR_LLM_TIMEOUT_S": "30", "DSSTAR_LLM_MAX_TOKENS": "500", "DSSTAR_ANALYZER_CACHE": "false",
+           "DSSTAR_MAX_ROUND": SECRET, "DSSTAR_OPENAI_API_KEY": SECRET}
+    proc = dsstar("config", "show", "--json", cwd=tmp_path, env_extra=env)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)["config"]
+    assert {key: (shown[key]["value"], shown[key]["source"]) for key in (
+        "llm.retries", "sandbox.tier", "roles.coder.model", "llm.timeout_s", "llm.max_tokens", "analyzer.cache")} == {
+        "llm.retries": (2, "env DSSTAR_LLM_RETRIES"), "sandbox.tier": ("basic", "env DSSTAR_SANDBOX_TIER"),
+        "roles.coder.model": ("openai/x", "env DSSTAR_ROLES_CODER_MODEL"),
+        "llm.timeout_s": (30.0, "env DSSTAR_LLM_TIMEOUT_S"), "llm.max_tokens": (500, "env DSSTAR_LLM_MAX_TOKENS"),
+        "analyzer.cache": (False, "env DSSTAR_ANALYZER_CACHE")}
+    assert proc.stderr.splitlines() == [
+        "dsstar: warning: DSSTAR_MAX_ROUND is not a dsstar setting, ignored (did you mean DSSTAR_MAX_ROUNDS?)",
+        "dsstar: warning: DSSTAR_OPENAI_API_KEY is not a dsstar setting, ignored (each key has one: llm.timeout_s "
+        "is DSSTAR_LLM_TIMEOUT_S)"]
+    assert SECRET not in proc.stdout + proc.stderr
+    clash = dsstar("config", "show", cwd=tmp_path, env_extra={"DSSTAR_LLM_TIMEOUT": "3", "DSSTAR_LLM_TIMEOUT_S": "4"})
+    assert clash.returncode == 4 and "DSSTAR_LLM_TIMEOUT_S" in clash.stderr and "DSSTAR_LLM_TIMEOUT " in clash.stderr
+    quiet = dsstar("config", "show", cwd=tmp_path, env_extra={"DSSTAR_BIGDATA_GB": "2", "DSSTAR_LLM_TIMEOUT": "3"})
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
 def test_config_show_names_the_endpoint_and_credential_variable_in_use(tmp_path):
     """api_base null with OPENAI_API_BASE set: the calls go to that server, and show says so."""
     proc = dsstar("config", "show", "--json", "--model", "openai/gpt-4.1", cwd=tmp_path,
