@@ -719,8 +719,10 @@ def config_show(
     config_file: Optional[Path] = _config_opt(),
     as_json: bool = _json_opt("Print as JSON."),
 ) -> None:
-    """Print the effective configuration, where each value came from (flag, env, which file, default), and
-    for each model the endpoint and credential variable in use (secrets never shown)."""
+    """Print the effective configuration, where each value came from (flag, env, which file, default), for
+    each model the endpoint and credential variable in use (secrets never shown), and the files read.
+
+    The project file is ./dsstar.yaml, else the nearest dsstar.yaml above (up to the home folder)."""
     from dsstar_cli.doctor import credential_status, shown_value
 
     try:
@@ -730,8 +732,9 @@ def config_show(
     values = {key: {"value": shown_value(key, value), "source": config.sources[key]}
               for key, value in config.values.items()}
     credentials = credential_status(config)
+    files = [{"path": path, "layer": layer} for path, layer in config.files]
     if as_json:
-        _write_json({"config": values, "credentials": credentials})
+        _write_json({"config": values, "credentials": credentials, "files": files})
         return
     width = max(len(key) for key in values)
     for key, item in values.items():
@@ -739,6 +742,8 @@ def config_show(
     for name, status in credentials.items():
         sys.stdout.write(f"model {name}: endpoint {status['endpoint']} ({status['endpoint_source']}); "
                          f"credentials {status['credentials']}\n")
+    read = ", ".join(f"{visible(f['path'])} ({f['layer']})" for f in files)
+    sys.stdout.write(f"config files: {read or 'none (the defaults, the environment and flags only)'}\n")
 
 
 @config_app.command("init", cls=Command)

@@ -1,7 +1,7 @@
 """Configuration: layered YAML files, environment and flags, merged and validated key by key.
 
 Layers, lowest first: the packaged defaults < the user file (~/.config/dsstar/config.yaml) < the
-project file (./dsstar.yaml) < --config FILE < DSSTAR_* environment variables (one for every key:
+project file (./dsstar.yaml, else the nearest above: `project_file`) < --config FILE < DSSTAR_* environment variables (one for every key:
 `env_name`) < flags. Each layer sets only the keys it names; `Config.sources` says which layer set
 each value.
 
@@ -103,6 +103,7 @@ class Config:
 
     values: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
+    files: list[tuple[str, str]] = field(default_factory=list)  # (path, "user" | "project" | "--config") read
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -221,14 +222,46 @@ def _suggest(key: str, defaults: dict) -> str:
     return f" (did you mean `{close[0]}`?)" if close else " (see `configs/default.yaml` for every key)"
 
 
-def config_files(explicit: Path | None, cwd: Path) -> list[Path]:
-    """The files that apply, lowest layer first: the user file, ./dsstar.yaml, then --config FILE."""
+PROJECT_FILE = "dsstar.yaml"
+
+
+def config_files(explicit: Path | None, cwd: Path) -> list[tuple[Path, str]]:
+    """The files that apply, lowest layer first, each with its layer: the user file, the project file
+    (see `project_file`), then --config FILE."""
     if explicit is not None and not explicit.is_file():
         raise ConfigError(f"config file {explicit} does not exist")
-    found = [path for path in (user_config_path(), cwd / "dsstar.yaml") if path.is_file()]
+    candidates = ((user_config_path(), "user"), (project_file(cwd, explicit), "project"))
+    found = [(path, layer) for path, layer in candidates if path is not None and path.is_file()]
     if explicit is not None:
-        found = [path for path in found if not path.resolve() == explicit.resolve()] + [explicit]
+        found = [(path, layer) for path, layer in found if not path.resolve() == explicit.resolve()]
+        found.append((explicit, "--config"))
     return found
+
+
+def project_file(cwd: Path, explicit: Path | None = None, home: Path | None = None) -> Path | None:
+    """./dsstar.yaml, else the nearest in a folder above, as git finds .git: up to the home folder
+    when `cwd` is in it, else up to /. One above the current folder must be the user's (or root's)
+    and writable by no one else: a dsstar.yaml another user left in /tmp could otherwise point
+    runs started below it at their server, with the data and the key (unless it is given as `explicit`,
+    the --config FILE)."""
+    cwd, home = cwd.resolve(), (home or Path.home()).resolve()
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            if folder != cwd and not (explicit and candidate.resolve() == explicit.resolve()):
+                _check_owner(candidate)
+            return candidate
+        if folder == home:
+            break
+    return None
+
+
+def _check_owner(path: Path) -> None:
+    st = path.stat()
+    if st.st_uid not in (os.getuid(), 0) or st.st_mode & 0o002:
+        why = "writable by anyone" if st.st_mode & 0o002 else f"owned by another user (uid {st.st_uid})"
+        raise ConfigError(f"refusing {path}, found above the current folder: it is {why}; move it, or pass "
+                          "a config file of yours with --config")
 
 
 def env_name(key: str) -> str:
@@ -284,16 +317,17 @@ def load_config(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Config:
-    """Merge, key by key: defaults < user file < ./dsstar.yaml < --config < DSSTAR_* < flags."""
+    """Merge, key by key: defaults < user file < project file < --config < DSSTAR_* < flags."""
     env = os.environ if env is None else env
     defaults = default_values()
     values, sources = dict(defaults), {key: "default" for key in defaults}
-    for path in config_files(config_file, cwd or Path.cwd()):
+    files = config_files(config_file, cwd or Path.cwd())
+    for path, _ in files:
         _apply(values, sources, _flatten(_read_yaml(path)), str(path), defaults)
     for key, (value, name) in env_layer(env, defaults).items():
         _apply(values, sources, {key: value}, f"env {name}", defaults)
     _apply_flags(values, sources, overrides or {}, defaults)
-    return Config(values, sources)
+    return Config(values, sources, [(str(path), layer) for path, layer in files])
 
 
 def _apply_flags(values: dict, sources: dict, flags: dict[str, Any], defaults: dict) -> None:
@@ -310,7 +344,7 @@ def with_flags(config: Config, flags: dict[str, Any]) -> Config:
     """`config` with the flags that were given (not None) on top, validated as `load_config` does."""
     values, sources = dict(config.values), dict(config.sources)
     _apply_flags(values, sources, flags, default_values())
-    return Config(values, sources)
+    return Config(values, sources, list(config.files))
 
 
 def commented_default_text() -> str:
