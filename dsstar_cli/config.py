@@ -299,10 +299,11 @@ def unknown_env_warnings(env: dict[str, str] | os._Environ) -> list[str]:
     silence), naming the closest that does. Only names are shown: a value could be a secret."""
     import difflib
 
-    known = env_names()
+    names = sorted(name for name in env if name.startswith(ENV_PREFIX) and name not in ENV_NOT_CONFIG)
+    known = env_names() if names else {}  # Most starts set none: no need to read the defaults then.
     lines = []
-    for name in sorted(env):
-        if name.startswith(ENV_PREFIX) and name not in known and name not in ENV_NOT_CONFIG:
+    for name in names:
+        if name not in known:
             # Compared without the prefix, which every name shares and would make any two look alike.
             close = difflib.get_close_matches(name[len(ENV_PREFIX):], [n[len(ENV_PREFIX):] for n in known], n=1)
             hint = f"did you mean {ENV_PREFIX}{close[0]}?" if close else ("each key has one: llm.timeout_s is "
