@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ class RunView:
     cost_usd: float | None = 0.0   # None once a call had no price: then tokens are shown instead.
     calls: int = 0
     described: list[dict] = field(default_factory=list)
-    last_error: str = ""
+    errors_shown: set[str] = field(default_factory=set)  # Tracebacks shown whole, as `same_error` keys them.
     question: str | None = None    # Shown as soon as the command line was read, before any event.
 
     def spent(self, now: float) -> str:
@@ -181,13 +182,15 @@ def _execution(d: dict, view: RunView, now: float) -> Shown:
     if ok:
         body = d["stdout"]
     else:
-        # The traceback as the debugger sees it (the script's own frames), once: a repeat says so.
+        # The traceback as the debugger sees it (the script's own frames), once: a repeat is one line.
         error = d.get("error") or d["stderr"]
         printed = _tail(d["stdout"], OUTPUT_LINES // 2) if d["stdout"].strip() else ""
-        shown_error = "(the same error as the attempt before)" if error == view.last_error else error
-        view.last_error = error
+        last = (error.strip().splitlines() or [""])[-1]
+        repeat = same_error(error) in view.errors_shown
+        view.errors_shown.add(same_error(error))
+        shown_error = f"the same error again: {last}" if repeat else error
         body = (printed + "\n" + shown_error).strip()
-        line += ": " + (error.strip().splitlines() or [""])[-1]
+        line += ": " + (shown_error if repeat else last)
     if d["timed_out"]:
         body += "\n[killed at the time limit]"
     if d.get("data_changed"):
@@ -195,6 +198,15 @@ def _execution(d: dict, view: RunView, now: float) -> Shown:
     title = f"output · {'ok' if ok else 'FAILED'} in {d['seconds']:.1f}s"
     return Shown(line, live=Panel(Text(_tail(body, OUTPUT_LINES) or "(no output)"), title=title, title_align="left",
                                   border_style="green" if ok else "red"))
+
+
+# A script's own name in its traceback: each attempt's differs (001-round01-solution.py, 002-...-debug1.py).
+_SCRIPT_NAME = re.compile(r'File "[^"\n]*\d{3}-round\d{2}-[^"\n]*\.py"')
+
+
+def same_error(error: str) -> str:
+    """What two tracebacks share when they are the same error: all but the failing script's name."""
+    return _SCRIPT_NAME.sub('File "<script>"', error.strip())
 
 
 def _debug(d: dict, view: RunView, now: float) -> Shown:
