@@ -479,6 +479,12 @@ def finish_line(result: RunResult, exit_code: int) -> str:
     return f"dsstar: {result.outcome} (exit {exit_code}); run folder {result.run_dir}\n"
 
 
+def not_verified_line(result: RunResult, exit_code: int) -> str:
+    """`--quiet`'s one line on stderr beside an answer the verifier did not confirm: stdout holds
+    the answer alone, so without it only the exit code would tell."""
+    return f"dsstar: the answer is not verified: {result.outcome} (exit {exit_code}): {result.reason}\n"
+
+
 def plain_result(result: RunResult, stream: IO[str], folder: bool = True) -> None:
     """The closing summary as plain lines; `folder=False` when `finish_line` follows and names it."""
     label, _ = _status(result)
