@@ -42,11 +42,12 @@ ACTIVITY = {
 
 
 def wants_live_view(console: Console, env: dict | None = None) -> bool:
-    """The live view only on a real terminal: not with TERM=dumb, nor NO_COLOR (unless FORCE_COLOR)."""
+    """The live view only on a real terminal, not with TERM=dumb (FORCE_COLOR forces it). NO_COLOR
+    drops colour only: the Console honours it, and the layout, scripts and outputs stay."""
     env = os.environ if env is None else env
     if env.get("FORCE_COLOR"):
         return True
-    return console.is_terminal and not console.is_dumb_terminal and not env.get("NO_COLOR")
+    return console.is_terminal and not console.is_dumb_terminal
 
 
 def _tail(text: str, lines: int) -> str:

@@ -167,12 +167,12 @@ def test_the_reason_of_a_run_without_an_answer_is_said_once(config, sample_copy)
     assert "$0.0000" not in text and "no model call completed" in text
 
 
-def test_no_color_in_a_terminal_gives_plain_lines(tmp_path):
+def test_no_color_in_a_terminal_keeps_the_live_view(tmp_path):
     from dsstar_cli.display import wants_live_view
 
     terminal = Console(file=io.StringIO(), force_terminal=True)
     assert wants_live_view(terminal, env={})
-    assert not wants_live_view(terminal, env={"NO_COLOR": "1"})
+    assert wants_live_view(terminal, env={"NO_COLOR": "1"})  # Colour goes (the Console's part), not the layout.
     assert wants_live_view(terminal, env={"NO_COLOR": "1", "FORCE_COLOR": "1"})
     assert not wants_live_view(Console(file=io.StringIO(), force_terminal=False), env={})
 

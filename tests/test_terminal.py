@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import select
 import shutil
 import subprocess
@@ -107,11 +108,26 @@ def test_live_view_and_answer_on_a_terminal_print_no_control_sequence(tmp_path):
         assert sequence not in shown
 
 
-def test_no_color_in_a_terminal_gives_plain_lines_without_cursor_codes(tmp_path):
+# Select Graphic Rendition parameters that set a colour: 30-39, 40-49, 90-97, 100-107 (38 and 48 take more).
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+COLOUR = {*range(30, 50), *range(90, 98), *range(100, 108)}
+
+
+def colours(shown: str) -> list[str]:
+    return [m.group(0) for m in SGR.finditer(shown)
+            if any(p.isdigit() and int(p) in COLOUR for p in m.group(1).split(";"))]
+
+
+def test_no_color_in_a_terminal_drops_colour_only(tmp_path):
     env = cli_env(tmp_path)  # NO_COLOR=1, as a user who sets it in their shell.
-    env.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
+    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
     with FakeOpenAIServer(respond) as server:
         shown = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--model",
                                  "openai/fake", "--api-base", server.base_url], tmp_path, env)
-    assert "Golden Gate Gaming" in shown and "dsstar: round 2/10" in shown, shown[-2000:]
-    assert "\x1b[" not in shown
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)  # What is read on the screen (bold stays).
+    assert "Golden Gate Gaming" in text, text[-2000:]
+    # The live view's layout: the plan panel, each script and its output in panels, the Answer panel.
+    assert "╭─ Plan" in text and "solution script · 001-round01-solution.py" in text
+    assert "import pandas as pd" in text and "output · ok in" in text and "╭─ Answer" in text
+    assert "dsstar: round 2/10" not in text  # Not the plain lines.
+    assert colours(shown) == []
