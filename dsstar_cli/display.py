@@ -26,7 +26,7 @@ from rich.text import Text
 
 from dsstar_cli.events import Event
 from dsstar_cli.result import RunResult
-from dsstar_cli.terminal import visible
+from dsstar_cli.terminal import quiet_ctrl_c, visible
 
 CODE_LINES = 40
 OUTPUT_LINES = 20
@@ -295,6 +295,7 @@ class LiveDisplay:
         """`question` (made visible by the caller) is shown at once: the first line comes before
         anything slow (see model_check.py)."""
         self.console = console
+        self.restore_echo = quiet_ctrl_c(console.file)  # A `^C` would land inside the live region.
         self.status = console.status("starting", spinner="dots")
         self.view = RunView(question=question)
         self.progress: Progress | None = None
@@ -339,6 +340,7 @@ class LiveDisplay:
         if self.progress:
             self.progress.stop()
         self.status.stop()
+        self.restore_echo()
 
 
 class _StatusLine:
