@@ -142,7 +142,8 @@ def test_no_color_in_a_terminal_drops_colour_only(tmp_path):
     assert colours(shown) == []
 
 
-def interrupted_in_terminal(argv: list[str], cwd: Path, env: dict, after: bytes, timeout: float = 120) -> tuple[str, int]:
+def interrupted_in_terminal(argv: list[str], cwd: Path, env: dict, after: bytes,
+                            timeout: float = 120) -> tuple[str, int]:
     """Run `argv` on an 80-column pseudo-terminal that is its controlling terminal, and press Ctrl-C
     (the terminal's interrupt character: the line discipline echoes it and signals the process group)
     once `after` has been shown: (everything shown, the terminal's local modes once it exited)."""

@@ -87,8 +87,7 @@ def _metadata_only(path: Path) -> str:
 
 def not_regular(relative: Path, fmt: str) -> FileDescription:
     return FileDescription(str(relative), fmt, 0, "metadata", "Not a regular file (a device, pipe or socket): "
-                           "not read.", "not a regular file",
-                           no_data=True)
+                           "not read.", "not a regular file", no_data=True)
 
 
 def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dsstar_cli.analyzer.encoding import Utf8Check, choose
 from dsstar_cli.analyzer import swallowed
+from dsstar_cli.analyzer.encoding import Utf8Check, choose
 from dsstar_cli.analyzer.blocks import MAX_BYTES as BLOCKS_UP_TO, blocks_note
 from dsstar_cli.analyzer.budget import Part, fit
 from dsstar_cli.analyzer.frame import frame_parts

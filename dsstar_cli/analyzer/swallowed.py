@@ -73,11 +73,12 @@ def _count(lines: list[str], delimiter: str, skip_rows: int, whole: bool) -> Swa
 def note(found: Swallowed) -> str:
     """The warning a description carries: how many lines, from which line, and how to read them."""
     where = "" if found.whole else f" (in the first {found.read:,} lines below the header, all that was checked)"
+    spans = found.last - found.first + 1
     return (f"Broken quoting: {found.lines:,} line(s) that look like rows of their own are read inside a quoted "
             f"field of another row{where}; the first such field opens on line {found.first:,} and closes on line "
-            f"{found.last:,} ({found.last - found.first + 1:,} lines read as 1 row); {found.read:,} lines below the header "
-            f"parse as {_rows(found.rows)}. The rows counted here are rows as parsed: check that quote; "
-            "quoting=3 (csv.QUOTE_NONE) in the load call reads every line as a row.")
+            f"{found.last:,} ({spans:,} lines read as 1 row); {found.read:,} lines below the header parse as "
+            f"{_rows(found.rows)}. The rows counted here are rows as parsed: check that quote; quoting=3 "
+            "(csv.QUOTE_NONE) in the load call reads every line as a row.")
 
 
 def _rows(n: int) -> str:
