@@ -92,14 +92,14 @@ def test_a_quote_that_swallows_lines_is_flagged_with_how_many_and_from_where(tmp
     proc = dsstar("describe", str(data), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "1 data row" in proc.stdout  # What pandas makes of it ...
-    assert ("Broken quoting: 199 line(s) that look like rows of their own are read inside a quoted field of "
-            "another row; the first such field opens on line 2 and closes on line 201") in proc.stdout  # ... flagged.
+    assert ("Broken quoting: 199 line(s), most looking like rows of their own, are read inside a quoted field "
+            "of another row; the first such field opens on line 2 and closes on line 201") in proc.stdout  # ... flagged.
 
 
 def test_quoted_fields_that_span_lines_legitimately_are_not_flagged(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
-    rows = [f'{i},"{i} Main Street\nSpringfield\nUSA",{i * 3}' for i in range(50)]
-    (data / "addresses.csv").write_text("id,address,visits\n" + "\n".join(rows) + "\n")
+    rows = [f'{i},"{i} Main Street\nSpringfield\nUSA, NY",{i * 3}' for i in range(50)]  # The last line of
+    (data / "addresses.csv").write_text("id,address,visits\n" + "\n".join(rows) + "\n")  # a row has its commas.
     proc = dsstar("describe", str(data), cwd=tmp_path)
     assert "50 data rows" in proc.stdout and "Broken quoting" not in proc.stdout

@@ -187,7 +187,9 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout)
-    broken = swallowed.scan(path, text_encoding, delimiter, layout.header_row)
+    # Every line a row (a small file read whole): no quote swallowed any, so no need to look.
+    every_line_a_row = whole and lines - header_lines - layout.footer_rows <= rows
+    broken = None if every_line_a_row else swallowed.scan(path, text_encoding, delimiter, layout.header_row)
     if broken:
         notes.insert(0, swallowed.note(broken))
     if numbers.note:

@@ -1,8 +1,8 @@
 """Lines a broken quote swallows: an unclosed `"` makes a CSV reader take every line after it, up
 to the next quote, as one field, so 200 lines read as "1 data row" and nothing fails. The file is
-read as a CSV reader reads it (bounded: its first SCAN_BYTES), and the lines inside a quoted field
-that look like rows of their own (as many delimiters as the header) are counted: a real multi-line
-field (an address, a comment) rarely looks like that."""
+read as a CSV reader reads it (bounded: its first SCAN_BYTES); a row whose lines between its first
+and its last look like rows of their own (as many delimiters as the header) swallowed them: a real
+multi-line field (an address, a comment) rarely looks like that."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ SCAN_BYTES = 4 * 1024 * 1024  # ~0.15 s of csv.reader; files whose head has no q
 
 @dataclass
 class Swallowed:
-    """What the scan found: `lines` row-like lines inside quoted fields, among `read` physical lines
-    below the header that parsed as `rows` records; the first such field runs from line `first` to
+    """What the scan found: `lines` lines swallowed into other rows, among `read` physical lines
+    below the header that parsed as `rows` records; the first such row runs from line `first` to
     line `last`."""
 
     lines: int
@@ -60,11 +60,10 @@ def _count(lines: list[str], delimiter: str, skip_rows: int, whole: bool) -> Swa
             width, header_end = len(record), end
             continue
         rows += 1
-        if end > start and width >= 2:
-            inside = sum(line.count(delimiter) == width - 1 for line in lines[start:end])
-            if inside:
-                swallowed += inside
-                first = first or (start, end)
+        # lines[start:end - 1]: the lines between the row's first (start - 1) and its last (end - 1).
+        if width >= 2 and any(line.count(delimiter) == width - 1 for line in lines[start:end - 1]):
+            swallowed += end - start
+            first = first or (start, end)
     if not swallowed:
         return None
     return Swallowed(swallowed, previous - header_end, rows, first[0], first[1], whole)
@@ -74,8 +73,8 @@ def note(found: Swallowed) -> str:
     """The warning a description carries: how many lines, from which line, and how to read them."""
     where = "" if found.whole else f" (in the first {found.read:,} lines below the header, all that was checked)"
     spans = found.last - found.first + 1
-    return (f"Broken quoting: {found.lines:,} line(s) that look like rows of their own are read inside a quoted "
-            f"field of another row{where}; the first such field opens on line {found.first:,} and closes on line "
+    return (f"Broken quoting: {found.lines:,} line(s), most looking like rows of their own, are read inside a "
+            f"quoted field of another row{where}; the first such field opens on line {found.first:,} and closes on line "
             f"{found.last:,} ({spans:,} lines read as 1 row); {found.read:,} lines below the header parse as "
             f"{_rows(found.rows)}. The rows counted here are rows as parsed: check that quote; quoting=3 "
             "(csv.QUOTE_NONE) in the load call reads every line as a row.")
