@@ -56,7 +56,7 @@ def one_run(server: FakeOpenAIServer, workdir: Path) -> dict:
     client = [e["seconds"] for e in events if e["event"] == "call"]
     per_call = [c - s for c, s in zip(client, server.busy_s[first:])]
     return {"wall": end - start, "model": model, "scripts": scripts, "calls": len(server.busy_s) - first,
-            "loop": at["answer"] - at["round_started"], "analysis": result["elapsed_s"]["analysis"],
+            "loop": at["answer"] - at["round_started"], "analysis": at["analysis_done"] - at["analysis_started"],
             "startup": at["run_started"] - start, "to_first_call": at["call_started"] - at["run_started"],
             "exit": end - at["answer"], "first_call": per_call[0], "per_call": median(per_call[1:])}
 
