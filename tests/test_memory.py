@@ -314,3 +314,40 @@ def test_follow_ups_refuse_what_they_cannot_follow(server, tmp_path, data):
     assert nothing.returncode == 2 and "no finished run on" in nothing.stderr
     both = dsstar("ask", str(data), "x", "-c", "--follow", "x", cwd=tmp_path)
     assert both.returncode == 2 and "choose one of --continue and --follow" in both.stderr
+
+
+# -- fingerprints ----------------------------------------------------------------------------
+
+def test_a_fingerprint_sees_an_edit_and_ignores_a_touch(tmp_path):
+    from dsstar_cli.memory import fingerprint
+
+    small = tmp_path / "small.csv"
+    small.write_text("a,b\n1,2\n")
+    before = fingerprint.take(tmp_path, "small.csv")
+    os.utime(small, ns=(before.mtime_ns + 10**9, before.mtime_ns + 10**9))  # The same bytes, a new mtime.
+    assert fingerprint.unchanged(before, fingerprint.take(tmp_path, "small.csv"))
+    small.write_text("a,b\n1,3\n")  # The same size, other bytes.
+    os.utime(small, ns=(before.mtime_ns, before.mtime_ns))
+    assert not fingerprint.unchanged(before, fingerprint.take(tmp_path, "small.csv"))
+
+
+def test_a_big_file_is_hashed_from_slices_and_its_mtime_counts(tmp_path):
+    from dsstar_cli.memory import fingerprint
+
+    big = tmp_path / "big.bin"
+    with open(big, "wb") as out:
+        out.truncate(fingerprint.FULL_HASH_BYTES + 8 * 1024 * 1024)  # Sparse: no disk used.
+    before = fingerprint.take(tmp_path, "big.bin")
+    assert before.sampled and before.hash.startswith("s:")
+    with open(big, "r+b") as out:  # An edit at the very end: in a slice, caught by the hash.
+        out.seek(-1, os.SEEK_END)
+        out.write(b"x")
+    os.utime(big, ns=(before.mtime_ns, before.mtime_ns))
+    assert not fingerprint.unchanged(before, fingerprint.take(tmp_path, "big.bin"))
+    with open(big, "r+b") as out:  # Back as it was; then touched: a sampled hash trusts the mtime too.
+        out.seek(-1, os.SEEK_END)
+        out.write(b"\0")
+    os.utime(big, ns=(before.mtime_ns, before.mtime_ns))
+    assert fingerprint.unchanged(before, fingerprint.take(tmp_path, "big.bin"))
+    os.utime(big, ns=(before.mtime_ns + 1, before.mtime_ns + 1))
+    assert not fingerprint.unchanged(before, fingerprint.take(tmp_path, "big.bin"))

@@ -12,6 +12,8 @@ from dsstar_cli.memory.store import DB_NAME, Store, memory_dir
 
 def show(data_dir: Path) -> dict:
     """{data_dir, memory, entries: [{question, guidelines, answer, run, at, files, stale, changed}]}."""
+    if not (memory_dir() / DB_NAME).exists():  # Nothing kept yet: nothing is created to say so.
+        return {"data_dir": str(data_dir), "memory": str(memory_dir() / DB_NAME), "entries": []}
     store = Store.for_folder(data_dir)
     try:
         entries = store.entries(fingerprint.folder_identity(data_dir))
@@ -28,6 +30,8 @@ def show(data_dir: Path) -> dict:
 
 def clear(data_dir: Path) -> dict:
     """Forget every entry of the folder: {data_dir, memory, cleared}."""
+    if not (memory_dir() / DB_NAME).exists():
+        return {"data_dir": str(data_dir), "memory": str(memory_dir() / DB_NAME), "cleared": 0}
     store = Store.for_folder(data_dir)
     try:
         cleared = store.clear(fingerprint.folder_identity(data_dir))
