@@ -9,11 +9,9 @@ import json
 import os
 import pty
 import re
-import select
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from conftest import SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
 from test_cli import cli_env, dsstar
+from test_terminal import read_terminal
 
 ANSWER = "Golden Gate Gaming"
 LONG_QUESTION = QUESTION + " Count only card payments that were not refunded, and say which data you used."
@@ -58,28 +57,13 @@ def in_terminal(argv: list[str], cwd: Path, env: dict, *, columns: int = 80, std
                             stdout=follower if stdout else files["stdout"],
                             stderr=follower if stderr else files["stderr"])
     os.close(follower)
-    chunks, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([leader], [], [], 0.5)
-        if ready:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # The terminal closed: the process is gone.
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        elif proc.poll() is not None:
-            break
-    proc.kill()
-    proc.wait()
-    os.close(leader)
+    shown = read_terminal(leader, proc, timeout)
     written = []
     for handle in files.values():
         handle.seek(0)
         written.append(handle.read())
         handle.close()
-    shown = CONTROL.sub("", b"".join(chunks).decode("utf-8", errors="replace"))
+    shown = CONTROL.sub("", shown.decode("utf-8", errors="replace"))
     return shown, written[0], written[1]
 
 

@@ -76,6 +76,12 @@ def run_in_terminal(argv: list[str], cwd: Path, env: dict, timeout: float = 120)
     leader, follower = pty.openpty()
     proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
     os.close(follower)
+    return read_terminal(leader, proc, timeout).decode("utf-8", errors="replace")
+
+
+def read_terminal(leader: int, proc: subprocess.Popen, timeout: float) -> bytes:
+    """What `proc` wrote to the pseudo-terminal whose `leader` end we hold, until it ends (or
+    `timeout`); then the process is gone and the terminal closed."""
     chunks, deadline = [], time.monotonic() + timeout
     while time.monotonic() < deadline:
         ready, _, _ = select.select([leader], [], [], 0.5)
@@ -92,7 +98,7 @@ def run_in_terminal(argv: list[str], cwd: Path, env: dict, timeout: float = 120)
     proc.kill()
     proc.wait()
     os.close(leader)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    return b"".join(chunks)
 
 
 def test_live_view_and_answer_on_a_terminal_print_no_control_sequence(tmp_path):

@@ -181,3 +181,16 @@ class Listeners:
     def close(self) -> None:
         for server in (self.tcp, self.udp, self.unix, self.abstract):
             server.close()
+
+
+def attempts(done: str) -> str:
+    """Code for a hostile script: `attempt(what, action)` tries `action` and prints `<done> what`
+    when the kernel lets it through, `refused what <why>` when it refuses."""
+    return f"""
+def attempt(what, action):
+    try:
+        action()
+        print({done!r}, what, flush=True)
+    except OSError as exc:
+        print("refused", what, exc.strerror, flush=True)
+"""

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from security.support import describe, kill_all, processes_in, processes_with, wait_for
+from security.support import attempts, describe, kill_all, processes_in, processes_with, wait_for
 
 CONFINED_ONLY = "a script may signal and trace the user's other processes"
 
@@ -47,15 +47,7 @@ print("leftovers running", flush=True)
 
 
 # In a hostile script: try `action`, print whether the kernel delivered or refused it.
-ATTEMPT = """
-import os, signal
-def attempt(what, action):
-    try:
-        action()
-        print("delivered", what, flush=True)
-    except OSError as exc:
-        print("refused", what, exc.strerror, flush=True)
-"""
+ATTEMPT = "import os, signal\n" + attempts("delivered")
 
 
 def marker() -> str:

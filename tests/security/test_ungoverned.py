@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from security.support import attempts
+
 CONFINED_ONLY = "a script may do what the user can do"
 IPC_CREAT, IPC_RMID = 0o1000, 0
 
@@ -38,14 +40,7 @@ def own(path: Path, box) -> None:
         os.chown(path, box.executor.uid, box.executor.uid)
 
 
-XATTRS = """
-import os
-def attempt(what, action):
-    try:
-        action()
-        print("done", what, flush=True)
-    except OSError as exc:
-        print("refused", what, exc.strerror, flush=True)
+XATTRS = "import os\n" + attempts("done") + """
 # An access ACL granting group and others read: user::rw-, group::r--, other::r--.
 acl = bytes.fromhex("02000000" "0100060000000000" "0400040000000000" "2000040000000000")
 attempt("acl", lambda: os.setxattr(TARGET, "system.posix_acl_access", acl))
@@ -107,14 +102,7 @@ def test_a_host_shared_memory_segment(box):
     assert result.ok and "refused" in result.stdout, result.stdout + result.stderr
 
 
-SOCKETPAIR = """
-import socket
-def attempt(what, action):
-    try:
-        action()
-        print("sent", what, flush=True)
-    except OSError as exc:
-        print("refused", what, exc.strerror, flush=True)
+SOCKETPAIR = "import socket\n" + attempts("sent") + """
 def pair():
     return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)[0]
 attempt("sendto", lambda: pair().sendto(b"leak-sendto", PATH))
