@@ -215,7 +215,8 @@ def test_the_memory_folder_is_private_and_never_inside_the_data_folder(server, t
     inner = tmp_path / "inner"
     shutil.copytree(data, inner)
     proc = dsstar("ask", str(inner), COUNT_QUESTION, "--json", "--model", "openai/fake", "--api-base",
-                  server.base_url, cwd=tmp_path, env_extra={"XDG_DATA_HOME": str(inner / "xdg")})
+                  server.base_url, cwd=tmp_path, env_extra={"XDG_DATA_HOME": str(inner / "xdg"),
+                                                            "DSSTAR_RUN_DIR": str(tmp_path / "runs")})
     assert proc.returncode == 0 and result_of(proc)["answer"] == "8"
     assert not (inner / "xdg" / "dsstar" / "memory").exists()
 
@@ -351,3 +352,22 @@ def test_a_big_file_is_hashed_from_slices_and_its_mtime_counts(tmp_path):
     assert fingerprint.unchanged(before, fingerprint.take(tmp_path, "big.bin"))
     os.utime(big, ns=(before.mtime_ns + 1, before.mtime_ns + 1))
     assert not fingerprint.unchanged(before, fingerprint.take(tmp_path, "big.bin"))
+
+
+def test_a_memory_from_a_newer_dsstar_is_left_alone(tmp_path, monkeypatch):
+    import sqlite3
+
+    folder = tmp_path / "xdg-data" / "dsstar" / "memory"
+    folder.mkdir(parents=True, mode=0o700)
+    db = sqlite3.connect(folder / "memory.db")
+    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    db.execute("INSERT INTO schema_version VALUES (99)")
+    db.commit()
+    db.close()
+    proc = dsstar("memory", "show", str(SAMPLE_DATA), cwd=tmp_path)
+    assert proc.returncode == 1 and "written by a newer dsstar (schema 99, this one knows 1)" in proc.stderr
+    from dsstar_cli.memory import Recall
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    recall = Recall.open(SAMPLE_DATA, QUESTION, None)
+    assert recall.store is None and recall.at_once() is None  # The run goes on without the memory.

@@ -105,6 +105,10 @@ class Store:
         self.db.close()
 
     def _migrate(self) -> None:
+        """Bring the schema up to SCHEMA_VERSION (under the write lock: two processes that both find it
+        old migrate it once). A database already current costs one read, no lock."""
+        if self._version() == SCHEMA_VERSION:
+            return
         with self._write():
             self.db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = self.db.execute("SELECT version FROM schema_version").fetchone()
@@ -119,6 +123,13 @@ class Store:
                 self.db.execute("INSERT INTO schema_version VALUES (?)", (SCHEMA_VERSION,))
             elif version < SCHEMA_VERSION:
                 self.db.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+
+    def _version(self) -> int | None:
+        try:
+            row = self.db.execute("SELECT version FROM schema_version").fetchone()
+        except sqlite3.OperationalError:  # No such table yet.
+            return None
+        return row[0] if row else None
 
     def _write(self):
         return _Transaction(self.db)
