@@ -169,6 +169,8 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
     _print_result(result, console, as_json, jsonl, silent, strict)
     code = result.exit_code(strict)
     if not quiet:  # How the run ended, whatever stdout carries: --json and --no-progress too.
+        if silent and not jsonl:  # A warning is not progress: said even when the display was off.
+            sys.stderr.writelines(visible(f"dsstar: warning: {warning}\n") for warning in result.warnings)
         sys.stderr.write(visible(finish_line(result, int(code))))
         sys.stderr.flush()
     raise typer.Exit(code)

@@ -104,6 +104,7 @@ class RunResult:
     alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
     follows: str | None = None         # a follow-up: the id of the run it continues
     from_memory: dict[str, Any] | None = None  # answered from the folder's memory: {run, at, rechecked, changed}
+    warnings: list[str] = field(default_factory=list)          # what the user should know (the basic tier by auto)
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
 
@@ -204,6 +205,8 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
     "data_dir": ({"type": "string"}, "the data folder, resolved"),
     "artifacts": (_STRING_LIST, "files the scripts wrote (relative to run_dir), e.g. plots"),
     "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
+    "warnings": (_STRING_LIST, "what the user should know about this run, e.g. that `sandbox.tier: auto` found "
+                 "nothing better than the basic tier here"),
     "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, internal (a dsstar bug), SIGINT or SIGTERM; else null"),
     "follows": ({"type": ["string", "null"]}, "a follow-up (ask -c / --follow RUN): the id of the run it continues, "
                                               "whose question, plan, script and answer its prompts carried; else null"),

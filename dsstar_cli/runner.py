@@ -224,6 +224,8 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
                                 "max_rounds": config.max_rounds, "models": models.names(),
                                 "resumed": resumed is not None, "sandbox": agent.executor.describe(),
                                 "follows": follow.run_id if follow else None}))
+    if agent.executor.warning:
+        early(Event("warning", {"source": "sandbox", "message": agent.executor.warning}))
     if follow is not None:
         early(Event("following", {"run": follow.run_id, "question": follow.question, "answer": follow.answer}))
     if check is not None:
@@ -286,6 +288,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
         artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
         follows=follow.run_id if follow else None, from_memory=recall.provenance if recall else None,
+        warnings=[agent.executor.warning] if agent.executor.warning else [],
     )
     result = redacted(result)
     run_folder.write("result.json", result.to_json())
