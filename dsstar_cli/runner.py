@@ -114,7 +114,7 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
 def _from_memory(recall: Recall, request: AskRequest, config: Config, models: Models | None, emit: Sink) -> RunResult:
     run_folder = open_run_folder(config, recall.data_dir)
     try:
-        names = models.names() if models else {"default": str(config["model"])}
+        names = models.names() if models else {"default": config["model"] or "none (not needed)"}
         return instant.answer(recall.at_once(), recall.data_dir, recall.question, recall.guidelines, run_folder,
                               names, config.max_rounds, emit, request.started or time.monotonic())
     finally:

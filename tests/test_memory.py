@@ -21,7 +21,7 @@ import sample_agent
 from conftest import SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION
-from test_cli import dsstar
+from test_cli import cli_env, dsstar
 
 COUNT_QUESTION = "How many merchant categories does categories.json list?"
 QUESTION_LINE = re.compile(r"# Question\n(.+)")
@@ -371,3 +371,26 @@ def test_a_memory_from_a_newer_dsstar_is_left_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     recall = Recall.open(SAMPLE_DATA, QUESTION, None)
     assert recall.store is None and recall.at_once() is None  # The run goes on without the memory.
+
+
+def test_the_live_view_says_the_answer_came_from_memory(tmp_path, data, monkeypatch):
+    """A remembered entry (planted with the files' real fingerprints), asked on a terminal of 80 columns:
+    the live view names the run and the time; no model is configured, none is needed."""
+    from test_terminal import run_in_terminal
+
+    from dsstar_cli.memory import fingerprint
+    from dsstar_cli.memory.recall import normalise
+    from dsstar_cli.memory.store import Entry, Store
+
+    prints = [fingerprint.take(data, path) for path in ("transactions.csv", "merchants.xlsx")]
+    store = Store(tmp_path / "xdg-data" / "dsstar" / "memory")
+    store.put(Entry(0, str(data.resolve()), QUESTION, None, "20261126-010616-67cfdc", "2026-11-26T01:06:29",
+                    "Golden Gate Gaming", "final_script", "print(1)", "print('Golden Gate Gaming')", {"plan": ["x"]},
+                    prints), normalise(QUESTION), "")
+    store.close()
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
+    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    shown = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(data), QUESTION], tmp_path, env)
+    flat = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).split())
+    assert "answered from memory: verified by run 20261126-010616-67cfdc at 2026-11-26T01:06:29" in flat, shown
+    assert "Golden Gate Gaming" in flat and "verified answer" in flat
