@@ -80,7 +80,8 @@ def batch_exit_code(results: list[RunResult], strict: bool = False) -> ExitCode:
 
 
 def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int, out: Path | None,
-             on_line: Callable[[str], None], note: Callable[[str], None], strict: bool = False) -> ExitCode:
+             on_line: Callable[[str], None], note: Callable[[str], None], strict: bool = False,
+             fresh: bool = False) -> ExitCode:
     """`ask --questions FILE [--out FILE]`: the questions not yet answered in `out`, one JSON line each
     (given to `on_line` and appended to `out`); `note` gets the progress lines. Returns the exit code,
     also after Ctrl-C or SIGTERM (the lines of the questions answered by then are kept)."""
@@ -104,7 +105,7 @@ def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int,
         note(f"[{question.id}] {result.outcome}: {result.answer!r}")
 
     try:
-        results = ask_batch(data_dir, todo, config, workers, on_result, lambda event: None) if todo else []
+        results = ask_batch(data_dir, todo, config, workers, on_result, lambda event: None, fresh=fresh) if todo else []
     except (KeyboardInterrupt, Terminated) as exc:
         rerun = "rerun with the same --out to ask the rest" if out else "with --out FILE a rerun skips the answered"
         note(f"interrupted after {sum(r.answer is not None for r in answered)} answer(s); {rerun}")
@@ -117,8 +118,9 @@ def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int,
 
 def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers: int,
               on_result: Callable[[Question, RunResult], None], emit: Sink,
-              models_factory: Callable[[], Models] | None = None) -> list[RunResult]:
-    """Analyse `data_dir` once, then answer every question, `workers` at a time."""
+              models_factory: Callable[[], Models] | None = None, fresh: bool = False) -> list[RunResult]:
+    """Analyse `data_dir` once, then answer every question, `workers` at a time; `fresh`: without
+    the folder's memory (bench measures the agent, not the memory)."""
     if workers < 1:
         raise UsageError("--workers must be at least 1")
     data_dir = check_data_folder(data_dir)
@@ -141,8 +143,8 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
     stop = StopRequest()
 
     def answer(question: Question) -> RunResult:
-        return ask(AskRequest(data_dir, question.question, question.guidelines, stop), config, lambda event: None,
-                   models=models_factory(), files=files)
+        return ask(AskRequest(data_dir, question.question, question.guidelines, stop, fresh=fresh), config,
+                   lambda event: None, models=models_factory(), files=files)
 
     return _answer_all(questions, answer, workers, on_result, stop)
 

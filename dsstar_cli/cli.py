@@ -40,6 +40,9 @@ app.add_typer(config_app, name="config")
 runs_app = typer.Typer(help="The run history: every run of yours, wherever it was started.",
                        invoke_without_command=True, cls=Group)
 app.add_typer(runs_app, name="runs")
+memory_app = typer.Typer(help="The memory per data folder: answers remembered from verified runs.",
+                         no_args_is_help=True, cls=Group)
+app.add_typer(memory_app, name="memory")
 
 
 def _version(value: bool) -> None:
@@ -225,7 +228,13 @@ def ask(
                                              "(`-`, or none with a pipe: read from stdin)."),
     model: Optional[str] = _model_opt(),
     api_base: Optional[str] = _api_base_opt(),
-    config_file: Optional[Path] = _config_opt(),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="YAML config file (on top of the user and "
+                                               "project files)."),
+    continue_: bool = typer.Option(False, "--continue", "-c", help="A follow-up: continue the last run on "
+                                   "DATA_DIR (its question, plan, script and answer go into the prompts)."),
+    follow: Optional[str] = typer.Option(None, "--follow", metavar="RUN", help="A follow-up of the run RUN (its "
+                                         "id, a unique prefix, or its folder)."),
+    fresh: bool = typer.Option(False, "--fresh", help="Ignore the folder's memory: answer afresh, remember nothing."),
     max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round cap (default 10)."),
     code_timeout: Optional[float] = typer.Option(None, "--code-timeout", help="Seconds a script may run."),
     llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout",
@@ -260,6 +269,7 @@ def ask(
     except DsstarError as exc:
         _fail(exc, as_json, debug)
 
+    followed = _followed(continue_, follow, as_json, debug)
     if dry_run:
         def dry(emit: Sink):
             from dsstar_cli.dryrun import batch_questions, dry_run as run_dry
@@ -268,6 +278,8 @@ def ask(
                 raise UsageError("give either a QUESTION or --questions FILE")
             if jsonl:
                 raise UsageError("--dry-run prints prompts, not events: drop --jsonl (or use --json)")
+            if followed:
+                raise UsageError("--dry-run does not take --continue or --follow")
             config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
                                                **_links_flag(follow_links), **_budget_flags(
                                                    max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
@@ -286,14 +298,26 @@ def ask(
         if questions is not None:
             from dsstar_cli.batch import ask_file
 
+            if followed:
+                raise UsageError("--questions does not take --continue or --follow: ask follow-ups one at a time")
             raise typer.Exit(ask_file(data_dir, questions, config, workers, out, _print_line,
-                                      _note("dsstar", silent), strict))
+                                      _note("dsstar", silent), strict, fresh))
         from dsstar_cli.runner import AskRequest, ask as run_ask
 
-        return run_ask(AskRequest(data_dir, question, guidelines, started=STARTED), config, emit)
+        return run_ask(AskRequest(data_dir, question, guidelines, started=STARTED, follow=followed, fresh=fresh),
+                       config, emit)
 
     _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, quiet=quiet, question=question,
                   strict=strict)
+
+
+def _followed(continue_: bool, follow: str | None, as_json: bool, debug: bool) -> str | None:
+    """The run a follow-up continues, as AskRequest.follow takes it; None for a new question."""
+    from dsstar_cli.followup import LAST
+
+    if continue_ and follow is not None:
+        _fail(UsageError("choose one of --continue and --follow RUN"), as_json, debug)
+    return LAST if continue_ else follow
 
 
 def _question_or_stdin(question: str | None, questions: Path | None) -> str | None:
@@ -421,15 +445,21 @@ def runs_show(
     On stdout: the live view's rendering on a terminal, plain lines into a pipe or a file."""
     from dsstar_cli import history
 
+    from dsstar_cli.followup import chain
+
     try:
-        folder = history.find_run(run, load_config(config_file)["run_dir"])
+        run_dir_setting = load_config(config_file)["run_dir"]
+        folder = history.find_run(run, run_dir_setting)
         events, result = history.events_of(folder), history.result_of(folder)
     except DsstarError as exc:
         _fail(exc, as_json, False)
+    earlier = chain(result or {}, run_dir_setting)
     if as_json:
-        _write_json({"run": history.summarize(folder).as_dict(), "result": result,
+        _write_json({"run": history.summarize(folder).as_dict(), "result": result, "chain": earlier,
                      "events": [event.as_dict() for event in events]})
         return
+    for link in earlier:  # The conversation this run ends, oldest first.
+        sys.stdout.write(visible(f"earlier run {link['id']}: {link['question']} -> {link['answer']}") + "\n")
     console = _stdout_console()
     live = wants_live_view(console)
     display = LiveDisplay(console) if live else PlainDisplay(sys.stdout)
@@ -562,6 +592,44 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
+
+
+@memory_app.command("show", cls=Command)
+def memory_show(
+    data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="The data folder."),
+    as_json: bool = _json_opt('Print {"data_dir", "memory", "entries": [...]} as JSON.'),
+) -> None:
+    """What the memory keeps for DATA_DIR: each answer, its run, the files it read, whether it is stale.
+
+    Stale: a file it read changed since; the next ask re-checks it (its script re-runs, the verifier judges)."""
+    from dsstar_cli.memory import MemoryUnavailable, inventory
+
+    try:
+        shown = inventory.show(data_dir.resolve())
+    except MemoryUnavailable as exc:
+        _fail(DsstarError(str(exc)), as_json, False)
+    if as_json:
+        _write_json(shown)
+    else:
+        sys.stdout.write(visible(inventory.text(shown)) if sys.stdout.isatty() else inventory.text(shown))
+
+
+@memory_app.command("clear", cls=Command)
+def memory_clear(
+    data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="The data folder."),
+    as_json: bool = _json_opt('Print {"data_dir", "memory", "cleared": N} as JSON.'),
+) -> None:
+    """Forget every answer remembered for DATA_DIR (the runs themselves stay in the history)."""
+    from dsstar_cli.memory import MemoryUnavailable, inventory
+
+    try:
+        cleared = inventory.clear(data_dir.resolve())
+    except MemoryUnavailable as exc:
+        _fail(DsstarError(str(exc)), as_json, False)
+    if as_json:
+        _write_json(cleared)
+    else:
+        sys.stderr.write(f"dsstar: forgot {cleared['cleared']} answer(s) remembered for {visible(cleared['data_dir'])}\n")
 
 
 @app.command(cls=Command)

@@ -263,6 +263,26 @@ def _answered_from_output(d: dict, view: RunView, now: float) -> Shown:
     return Shown(f"answered from {source}, no script run", style="green" if d.get("verified") else "yellow")
 
 
+def _following(d: dict, view: RunView, now: float) -> Shown:
+    answer = d.get("answer")
+    return Shown(f"follows run {d['run']}: {d['question']} (answer: {answer if answer is not None else 'none'})",
+                 style="dim")
+
+
+def _from_memory(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"answered from memory: verified by run {d['run']} at {d['at']}; the files it read are unchanged, "
+                 "so no model was called", style="green")
+
+
+def _memory_recheck(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"remembered from run {d['run']} at {d['at']}, but {', '.join(d['changed'])} changed: its verified "
+                 "script runs again and the verifier alone judges it", style="yellow")
+
+
+def _memory_rejected(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"the remembered answer did not hold ({d['reason']}): answering afresh", style="yellow")
+
+
 def _answer(d: dict, view: RunView, now: float) -> Shown:
     return Shown()  # The result's summary follows (render_result / plain_result).
 
@@ -288,6 +308,10 @@ VIEWS: dict[str, View] = {
     "context_shrunk": _context_shrunk,
     "finalizing": _finalizing,
     "answered_from_output": _answered_from_output,
+    "following": _following,
+    "from_memory": _from_memory,
+    "memory_recheck": _memory_recheck,
+    "memory_rejected": _memory_rejected,
     "answer": _answer,
 }
 

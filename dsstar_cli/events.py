@@ -36,6 +36,11 @@ KINDS = (
     "finalizing",       # verified, budget ("cost" | "time" | None: which budget ran out)
     "answered_from_output",  # round, answer, verified: the finalizer copied the answer from the last
                         # output, which held it; no script ran (otherwise code/execution events follow)
+    "following",        # run, question, answer: a follow-up names the run it continues (after run_started)
+    "from_memory",      # run, at, rechecked (false), answer: answered from the folder's memory, nothing else ran
+    "memory_recheck",   # run, at, changed: a remembered answer's files changed; its script re-runs, the verifier
+                        # alone judges (code, execution, verdict events follow)
+    "memory_rejected",  # reason: the re-check failed; a full run follows
     "answer",           # answer, outcome, verified, rounds, reason, answer_from, note, assumptions, alternatives
 )
 

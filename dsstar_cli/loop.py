@@ -33,7 +33,7 @@ from dsstar_cli.events import Event
 from dsstar_cli.model import ModelError
 from dsstar_cli.roles import coder, finalizer, planner, router, verifier
 from dsstar_cli.quoting import quote
-from dsstar_cli.roles.context import DESCRIPTION_TOKENS, build_context
+from dsstar_cli.roles.context import DESCRIPTION_TOKENS, RunContext, build_context
 
 VERIFIED, UNVERIFIED, FAILED = "verified", "unverified", "failed"
 UNANSWERABLE = "unanswerable"  # Verified: the folder does not hold what the question needs.
@@ -47,6 +47,7 @@ class Task:
     question: str
     data_dir: Path
     guidelines: str | None = None
+    earlier: str | None = None  # A follow-up's earlier run, quoted (followup.py): in every prompt's context.
 
 
 @dataclass
@@ -69,6 +70,7 @@ class LoopResult:
     error_kind: str | None = None  # For failures caused by the model: see ModelError.kind.
     note: str | None = None        # What the answer refers to (year, unit, period): beside it, never in it.
     reading: readings.Reading = field(default_factory=readings.Reading)
+    solution_code: str = ""      # The verified (or last working) script the answer was made from.
 
 
 class DSStarLoop:
@@ -94,15 +96,18 @@ class DSStarLoop:
         """`files` are described in every prompt; `others` (left out by the retriever) only named.
         `state` is a checkpoint to continue from (see `state()`)."""
         self.task = task
-        self.context = build_context(task.question, task.guidelines, str(task.data_dir),
-                                     Selection(list(files), list(others)), self.document_chars,
-                                     self.description_tokens)
+        self.context = self.context_for(task, files, others)
         if state:
             self._restore(state)
         try:
             return self._solve()
         except ModelError as exc:
             return self._result(FAILED, None, str(exc), error_kind=exc.kind)
+
+    def context_for(self, task: Task, files: list[FileDescription], others: list[FileDescription] = ()) -> RunContext:
+        """The shared context every prompt of this run starts with (roles/context.py)."""
+        return build_context(task.question, task.guidelines, str(task.data_dir), Selection(list(files), list(others)),
+                             self.document_chars, self.description_tokens, earlier=task.earlier)
 
     # -- the algorithm ---------------------------------------------------------------------------
 
@@ -264,4 +269,4 @@ class DSStarLoop:
         return LoopResult(outcome=outcome, answer=answer, reason=reason, rounds=self.rounds, plan=self._steps(),
                           history=self.history, final_code=final.code if final else "",
                           final_output=final.output(self.output_chars) if final else "", answer_from=answer_from,
-                          error_kind=error_kind)
+                          error_kind=error_kind, solution_code=self.best.code if self.best else "")

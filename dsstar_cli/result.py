@@ -102,6 +102,8 @@ class RunResult:
     note: str | None = None            # what the answer refers to (year, unit, period): beside it, never in it
     assumptions: list[str] = field(default_factory=list)       # the choices the answer depends on
     alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
+    follows: str | None = None         # a follow-up: the id of the run it continues
+    from_memory: dict[str, Any] | None = None  # answered from the folder's memory: {run, at, rechecked, changed}
     warnings: list[str] = field(default_factory=list)          # what the user should know (the basic tier by auto)
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
@@ -206,6 +208,16 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
     "warnings": (_STRING_LIST, "what the user should know about this run, e.g. that `sandbox.tier: auto` found "
                  "nothing better than the basic tier here"),
     "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, internal (a dsstar bug), SIGINT or SIGTERM; else null"),
+    "follows": ({"type": ["string", "null"]}, "a follow-up (ask -c / --follow RUN): the id of the run it continues, "
+                                              "whose question, plan, script and answer its prompts carried; else null"),
+    "from_memory": ({"oneOf": [{"type": "null"}, {
+        "type": "object", "required": ["run", "at", "rechecked"],
+        "properties": {"run": {"type": "string"}, "at": {"type": "string"}, "rechecked": {"type": "boolean"},
+                       "changed": _STRING_LIST}}]},
+                    "the answer came from the folder's memory: run = the run that verified it, at = when (ISO 8601, "
+                    "local time); rechecked false = the files it read are unchanged, so no model was called and no "
+                    "script ran; rechecked true = files it read changed (changed lists them), its script ran again "
+                    "and the verifier alone judged it; null when the run answered afresh"),
     "exit_code": ({"type": "integer"}, "the process exit code this result maps to"),
 }
 OPTIONAL_FIELDS = {"id"}

@@ -24,8 +24,11 @@ from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, default_values, with_flags
 from dsstar_cli.errors import DataFolderError, DsstarError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
+from dsstar_cli import followup
+from dsstar_cli.followup import FollowUp
 from dsstar_cli.history import find_run, is_run_folder
 from dsstar_cli.loop import DSStarLoop, Task
+from dsstar_cli.memory import Recall, instant
 from dsstar_cli.model_check import ModelCheck
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
 from dsstar_cli.roles.context import files_used
@@ -43,6 +46,8 @@ class AskRequest:
     guidelines: str | None = None
     stop: threading.Event | None = None  # Batch mode: set on Ctrl-C, so the run ends as interrupted
     started: float | None = None  # time.monotonic() when the user started it: --timeout counts from there
+    follow: str | None = None  # A follow-up: the run it continues (followup.LAST, or an id as `runs show` takes)
+    fresh: bool = False  # Neither read nor write the folder's memory (memory/).
 
 
 def check_data_folder(data_dir: Path) -> Path:
@@ -114,6 +119,28 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     """
     question = check_question(request.question)
     data_dir = check_data_folder(request.data_dir)
+    follow = followup.resolve(request.follow, data_dir, config["run_dir"])
+    recall = Recall.open(data_dir, question, request.guidelines, use=not request.fresh and follow is None)
+    try:
+        if recall.at_once() is not None:  # An unchanged folder: the remembered answer, no model, no sandbox.
+            return _from_memory(recall, request, config, models, emit)
+        return _ask(request, config, emit, models, files, question, data_dir, follow, recall)
+    finally:
+        recall.close()
+
+
+def _from_memory(recall: Recall, request: AskRequest, config: Config, models: Models | None, emit: Sink) -> RunResult:
+    run_folder = open_run_folder(config, recall.data_dir)
+    try:
+        names = models.names() if models else {"default": config["model"] or "none (not needed)"}
+        return instant.answer(recall.at_once(), recall.data_dir, recall.question, recall.guidelines, run_folder,
+                              names, config.max_rounds, emit, request.started or time.monotonic())
+    finally:
+        run_folder.close()
+
+
+def _ask(request: AskRequest, config: Config, emit: Sink, models: Models | None, files: list[FileDescription] | None,
+         question: str, data_dir: Path, follow: FollowUp | None, recall: Recall) -> RunResult:
     check = None
     if models is None:  # The model check (litellm's import) overlaps the run's start: see model_check.py.
         check = ModelCheck(config)
@@ -121,7 +148,7 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     try:
         run_folder = open_run_folder(config, data_dir)
         return _run_in(run_folder, check, question, request.guidelines, data_dir, config, models, emit, files,
-                       stop=request.stop, started=request.started)
+                       stop=request.stop, started=request.started, follow=follow, recall=recall)
     finally:
         if check is not None:
             check.join_if_settled(CHECK_JOIN_S)
@@ -202,7 +229,7 @@ STATE_FILE = "state.json"
 def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
          emit: Sink, files: list[FileDescription] | None, *, run_folder: RunFolder,
          check: ModelCheck | None = None, resumed: dict | None = None, stop: threading.Event | None = None,
-         started: float | None = None) -> RunResult:
+         started: float | None = None, follow: FollowUp | None = None, recall: Recall | None = None) -> RunResult:
     """`emit` is the caller's (the display, --jsonl): it sees every event redacted, and nothing until
     the model check has passed (see HeldEvents), so a run whose check fails, and whose folder is
     discarded, never names that folder. The run folder's journal gets every event at once."""
@@ -214,9 +241,12 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     agent = make_agent(config, models, data_dir, run_folder, emit)
     early(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                 "max_rounds": config.max_rounds, "models": models.names(),
-                                "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
+                                "resumed": resumed is not None, "sandbox": agent.executor.describe(),
+                                "follows": follow.run_id if follow else None}))
     if agent.executor.warning:
         early(Event("warning", {"source": "sandbox", "message": agent.executor.warning}))
+    if follow is not None:
+        early(Event("following", {"run": follow.run_id, "question": follow.question, "answer": follow.answer}))
     if check is not None:
         check.start()  # The question is out (the command line showed it): litellm's import now overlaps the rest.
     loop = None
@@ -241,13 +271,17 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
             run_folder.write(STATE_FILE, json.dumps({
                 "question": question, "guidelines": guidelines, "data_dir": str(data_dir), "config": config.values,
                 "files": [f.as_dict() for f in files], "described": [f.path for f in selection.described],
-                "usage": {role: u.as_dict() for role, u in models.usage.items()}, "loop": loop_state}))
+                "usage": {role: u.as_dict() for role, u in models.usage.items()}, "loop": loop_state,
+                "follow": follow.as_dict() if follow else None}))
 
         loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint,
                           document_chars=config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
                           description_tokens=config["retriever.max_description_tokens"])
-        outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed,
-                           state=resumed["loop"] if resumed else None)
+        task = Task(question, data_dir, guidelines, earlier=follow.context if follow else None)
+        replayed = recall.recheck(agent, loop.context_for(task, selection.described, selection.listed),
+                                  loop.output_chars) if recall else None  # A remembered answer, files changed.
+        outcome = replayed or loop.run(task, selection.described, selection.listed,
+                                       state=resumed["loop"] if resumed else None)
     except (KeyboardInterrupt, Terminated) as exc:
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
         signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
@@ -270,14 +304,17 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         answer_from=outcome.answer_from, note=outcome.note, assumptions=list(outcome.reading.assumptions),
         alternatives=[alt.as_dict() for alt in outcome.reading.alternatives],
         files=[_file_summary(f) for f in files or []],
-        files_used=files_used(files or [], loop.scripts() + [outcome.final_code]),
+        files_used=files_used(files or [], (loop.scripts() or [outcome.solution_code]) + [outcome.final_code]),
         usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
         artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
+        follows=follow.run_id if follow else None, from_memory=recall.provenance if recall else None,
         warnings=[agent.executor.warning] if agent.executor.warning else [],
     )
     result = redacted(result)
     run_folder.write("result.json", result.to_json())
+    if recall is not None:
+        recall.remember(result, outcome.solution_code)
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": result.verified,
                           "rounds": result.rounds, "reason": result.reason, "answer_from": result.answer_from,
                           "note": result.note, "assumptions": result.assumptions,
@@ -341,8 +378,9 @@ def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dic
     try:
         run_folder = RunFolder(run_dir, resume=True)
         try:
+            follow = FollowUp(**state["follow"]) if state.get("follow") else None
             return _run(state["question"], state["guidelines"], data_dir, config, models, emit, files,
-                        run_folder=run_folder, check=check, resumed=state)
+                        run_folder=run_folder, check=check, resumed=state, follow=follow)
         finally:
             run_folder.close()  # Never discarded: it holds the run being resumed.
     finally:

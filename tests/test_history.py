@@ -35,7 +35,7 @@ def shared_home(cwd: Path) -> dict:
 
 def test_runs_from_anywhere_are_listed_in_one_place_and_replayed(server, tmp_path):
     first = json.loads(ask(server, tmp_path / "project-a").stdout)
-    second = json.loads(ask(server, tmp_path / "project-b", "--max-rounds", "1").stdout)
+    second = json.loads(ask(server, tmp_path / "project-b", "--max-rounds", "1", "--fresh").stdout)  # Not from memory.
     for result in (first, second):  # Not in ./.dsstar of whichever directory was current.
         assert Path(result["run_dir"]).parent == tmp_path / "xdg-data" / "dsstar" / "runs"
     assert not (tmp_path / "project-a" / ".dsstar").exists()

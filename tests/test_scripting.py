@@ -51,7 +51,7 @@ def test_an_answer_copied_from_the_output_runs_no_final_script(tmp_path):
         as_json = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--json", "--model", "openai/fake", "--api-base",
                          srv.base_url, cwd=tmp_path)
         plain = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--model", "openai/fake", "--api-base", srv.base_url,
-                       cwd=tmp_path)
+                       "--fresh", cwd=tmp_path)  # Asked again: without --fresh, from memory.
     result = json.loads(as_json.stdout)
     jsonschema.validate(result, schema())
     assert as_json.returncode == 0 and result["outcome"] == "verified" and result["answer"] == "Golden Gate Gaming"

@@ -106,7 +106,7 @@ def run_tasks(data_dir: Path, tasks: list[BenchTask], config: Config, workers: i
         on_row(row)
 
     questions = [Question(t.task_id, t.question, t.guidelines) for t in tasks]
-    ask_batch(data_dir, questions, config, workers, on_result, emit, models_factory)
+    ask_batch(data_dir, questions, config, workers, on_result, emit, models_factory, fresh=True)
     return rows
 
 

@@ -1,0 +1,125 @@
+"""One run's use of its folder's memory: look the question up, say whether the remembered answer can
+be given at once (the files it read are unchanged) or must be re-checked (one changed), and keep a
+verified answer afterwards.
+
+What is remembered: only an answer with outcome `verified` and no other plausible reading that
+changes it. Not an ambiguous one: the run chose one reading among several, and a fresh look (or a
+rephrased question) may settle it otherwise; replaying it would freeze a coin toss. Not an
+unanswerable one: that verdict rests on what the folder lacks, which the fingerprints of the files
+a script read cannot capture (a file added since may hold it). Not a best-effort answer (round cap,
+--max-cost, --timeout): nothing verified it. Not a follow-up: its question means something only
+beside the run it follows ("and for April?").
+
+The same question is the same text once whitespace and case are normalised, with the same answer
+format (--guidelines, normalised the same way), on the same folder (fingerprint.folder_identity).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from dsstar_cli.agent import Agent
+from dsstar_cli.loop import LoopResult
+from dsstar_cli.memory import fingerprint, replay
+from dsstar_cli.memory.store import Entry, MemoryUnavailable, Store
+from dsstar_cli.result import RunResult
+from dsstar_cli.roles.context import RunContext
+from dsstar_cli.secrets import redact, secret_values
+
+VERIFIED = "verified"
+# What an answer from memory repeats of the verified run's result.
+KEPT_FIELDS = ("plan", "note", "assumptions", "final_output", "files", "files_used", "max_rounds")
+
+
+def normalise(text: str | None) -> str:
+    """A question or answer format as the memory compares it: whitespace collapsed, case folded."""
+    return " ".join((text or "").split()).casefold()
+
+
+def changed_files(data_dir: Path, entry: Entry) -> list[str]:
+    """The files `entry` read that are not as they were (changed, gone, or no longer inside the folder)."""
+    return [old.path for old in entry.files if not fingerprint.unchanged(old, fingerprint.take(data_dir, old.path))]
+
+
+@dataclass
+class Recall:
+    data_dir: Path
+    question: str
+    guidelines: str | None
+    store: Store | None = None
+    entry: Entry | None = None
+    changed: list[str] = field(default_factory=list)
+    started_ns: int = field(default_factory=time.time_ns)
+    provenance: dict | None = None  # The result's `from_memory` once the memory answered.
+
+    @classmethod
+    def open(cls, data_dir: Path, question: str, guidelines: str | None, use: bool = True) -> "Recall":
+        """The memory for this question; an empty one when `use` is off (--fresh, a follow-up) or the
+        memory cannot be used here (then the run goes on as if nothing was remembered)."""
+        recall = cls(data_dir, question, guidelines)
+        if not use:
+            return recall
+        try:
+            recall.store = Store.for_folder(data_dir)
+            recall.entry = recall.store.find(fingerprint.folder_identity(data_dir), normalise(question),
+                                             normalise(guidelines))
+        except (MemoryUnavailable, sqlite3.Error, OSError, ValueError):
+            recall.close()
+            recall.store, recall.entry = None, None
+            return recall
+        if recall.entry is not None:
+            recall.changed = changed_files(data_dir, recall.entry)
+        return recall
+
+    def at_once(self) -> Entry | None:
+        """The remembered answer when every file it read is unchanged: given with no model call."""
+        return self.entry if self.entry is not None and not self.changed else None
+
+    def to_recheck(self) -> Entry | None:
+        """The remembered answer when a file it read changed: its script re-runs, the verifier judges."""
+        return self.entry if self.entry is not None and self.changed else None
+
+    def recheck(self, agent: Agent, context: RunContext, output_chars: int) -> LoopResult | None:
+        """The remembered answer re-checked on the changed files (replay.py), or None: a full run follows."""
+        entry = self.to_recheck()
+        if entry is None:
+            return None
+        outcome = replay.recheck(entry, self.changed, agent, context, output_chars)
+        if outcome is not None:
+            self.provenance = {"run": entry.run_id, "at": entry.at, "rechecked": True, "changed": self.changed}
+        return outcome
+
+    def remember(self, result: RunResult, solution_code: str) -> None:
+        """Keep `result` when it is worth remembering (see the module docstring). Never fails the run:
+        a memory that cannot be written is a memory not kept."""
+        if self.store is None or not _worth_keeping(result, solution_code):
+            return
+        prints = [fingerprint.take(self.data_dir, path) for path in result.files_used]
+        if any(p is None or p.mtime_ns >= self.started_ns for p in prints):
+            return  # A file went, or changed while the run read it: what would the fingerprint vouch for?
+        secrets = secret_values()
+        entry = Entry(0, fingerprint.folder_identity(self.data_dir), result.question, result.guidelines,
+                      Path(result.run_dir or "").name, datetime.now().isoformat(timespec="seconds"), result.answer,
+                      result.answer_from, redact(solution_code, secrets), result.final_code,
+                      {key: getattr(result, key) for key in KEPT_FIELDS}, prints)
+        try:
+            self.store.put(entry, normalise(result.question), normalise(result.guidelines))
+        except (sqlite3.Error, OSError):  # The answer stands without being kept.
+            pass
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
+def _worth_keeping(result: RunResult, solution_code: str) -> bool:
+    if result.outcome != VERIFIED or result.answer is None or result.ambiguous or result.follows:
+        return False
+    if result.from_memory and not result.from_memory.get("rechecked"):
+        return False  # Given from memory unchanged: the entry already says all of it.
+    needs_final = result.answer_from == "final_script"
+    return bool(solution_code.strip()) and (bool(result.final_code.strip()) or not needs_final)
