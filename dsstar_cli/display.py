@@ -442,6 +442,23 @@ def reading_lines(result: RunResult) -> list[str]:
             + [f"other reading: {alt['reading']} => {alt['answer']}" for alt in result.alternatives])
 
 
+SHOWN_ARTIFACTS = 20  # Figures and tables listed under the answer; the JSON and the run folder have them all.
+
+
+def artifact_lines(result: RunResult) -> list[tuple[str, str]]:
+    """(label, path) of each figure and table the run left, the path whole (under the run folder),
+    then one line counting the other files; a long list ends with how many more there are."""
+    base = result.run_dir or ""
+    shown = [item for item in result.artifacts if item["kind"] != "file"]
+    lines = [(item["kind"], os.path.join(base, item["path"])) for item in shown[:SHOWN_ARTIFACTS]]
+    if len(shown) > SHOWN_ARTIFACTS:
+        lines.append(("and", f"{len(shown) - SHOWN_ARTIFACTS} more figure(s) and table(s) (see --json)"))
+    others = len(result.artifacts) - len(shown)
+    if others:
+        lines.append(("files", f"{others} other file(s) the scripts wrote, in {os.path.join(base, 'work')}"))
+    return lines
+
+
 def render_result(result: RunResult, console: Console) -> None:
     """The closing summary panel. The reason is said once: under the answer, or as the headline when
     there is no answer. The note, assumptions and alternatives go under the answer. The run folder
@@ -459,6 +476,8 @@ def render_result(result: RunResult, console: Console) -> None:
     readings = [Text(line, style="yellow" if line.startswith("other") else "") for line in reading_lines(result)]
     body = Group(headline, Text(label, style=style), *readings, Text(_usage_line(result), style="dim"))
     console.print(Panel(body, title="Answer", title_align="left", border_style=style))
+    for label, path in artifact_lines(result):
+        console.print(path_line(label, path), soft_wrap=True)  # Whole: no_wrap alone still folds it.
 
 
 def finish_line(result: RunResult, exit_code: int) -> str:
@@ -478,6 +497,8 @@ def plain_result(result: RunResult, stream: IO[str], folder: bool = True) -> Non
     for line in reading_lines(result):
         stream.write(f"dsstar: {line}\n")
     stream.write(f"dsstar: {_usage_line(result)}\n")
+    for label, path in artifact_lines(result):
+        stream.write(f"dsstar: {label} {path}\n")
     if folder:
         stream.write(f"dsstar: run folder {result.run_dir}\n")
 

@@ -1,6 +1,7 @@
 """The result of a run: the JSON contract scripts and CI rely on, and the exit codes.
 
-Fields may be added; renaming or removing one needs a new SCHEMA_VERSION.
+Fields may be added; renaming or removing one, or changing its type, needs a new SCHEMA_VERSION
+(2: `artifacts` became objects with a kind; `table` was added).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from enum import IntEnum
 from typing import Any
 
 from dsstar_cli import __version__
+from dsstar_cli.artifacts import KINDS, normalized
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ExitCode(IntEnum):
@@ -95,7 +97,7 @@ class RunResult:
     run_dir: str | None
     data_dir: str
     guidelines: str | None = None
-    artifacts: list[str] = field(default_factory=list)
+    artifacts: list[dict] = field(default_factory=list)   # {path (relative to run_dir), kind}
     sandbox: dict[str, Any] = field(default_factory=lambda: {"level": "basic"})
     error_kind: str | None = None
     answer_from: str | None = None     # final_script | solution_output; None without an answer
@@ -109,7 +111,9 @@ class RunResult:
     def from_dict(cls, record: dict[str, Any]) -> "RunResult":
         """A result read back from a run folder's result.json (older ones lack the newer fields)."""
         names = {f.name for f in fields(cls) if f.init}
-        return cls(**{key: value for key, value in record.items() if key in names})
+        kept = {key: value for key, value in record.items() if key in names}
+        kept["artifacts"] = normalized(kept.get("artifacts") or [])
+        return cls(**kept)
 
     @property
     def ambiguous(self) -> bool:
@@ -145,7 +149,7 @@ _USAGE = {"type": "object", "required": ["calls", "input_tokens", "output_tokens
 _STRING_LIST = {"type": "array", "items": {"type": "string"}}
 # Every field of the result: (JSON Schema, description). The README documents the same fields.
 RESULT_FIELDS: dict[str, tuple[dict, str]] = {
-    "schema_version": ({"const": SCHEMA_VERSION}, "bumped when a field is renamed or removed"),
+    "schema_version": ({"const": SCHEMA_VERSION}, "bumped when a field is renamed, removed or changes type (2: artifacts with a kind)"),
     "dsstar_version": ({"type": "string"}, "the dsstar release that produced the result"),
     "id": ({"type": "string"}, "batch mode only: the question's id"),
     "question": ({"type": "string"}, "the question asked"),
@@ -200,7 +204,11 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
                "the model of every role (default, and any per-role override)"),
     "run_dir": ({"type": ["string", "null"]}, "the run folder with every prompt, reply, script and event"),
     "data_dir": ({"type": "string"}, "the data folder, resolved"),
-    "artifacts": (_STRING_LIST, "files the scripts wrote (relative to run_dir), e.g. plots"),
+    "artifacts": ({"type": "array", "items": {"type": "object", "required": ["path", "kind"], "properties": {
+                      "path": {"type": "string"}, "kind": {"enum": list(KINDS)}}}},
+                  "what the run left besides the answer, each {path (relative to run_dir), kind}: kind figure (a "
+                  "chart: .png, .svg, .pdf, ...), table (.csv, .xlsx, .parquet, ...; answer.csv holds a table "
+                  "answer) or file; the files the scripts wrote in work/ (its hidden library caches left out)"),
     "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
     "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, internal (a dsstar bug), SIGINT or SIGTERM; else null"),
     "exit_code": ({"type": "integer"}, "the process exit code this result maps to"),

@@ -220,7 +220,8 @@ class RunFolder:
             pass
 
     def artifacts(self) -> list[str]:
-        """Regular files the scripts left in work/, relative to the run folder.
+        """Regular files the scripts left in work/, relative to the run folder, but for what lies under
+        a hidden name at its top (.matplotlib, .duckdb: the libraries' caches, not the scripts' results).
 
         The walk (by descriptor: no depth or path length a script leaves can break it) never follows
         a link and never lists one: a script could point a link at any file of the user's, and
@@ -232,7 +233,8 @@ class RunFolder:
         try:
             for entry in fdtree.entries(self.work):
                 path = entry.path
-                if path and _is_regular(entry) and not ("/" not in path and OLD_SCRIPT_FILE.fullmatch(path)):
+                if path and _is_regular(entry) and not ("/" not in path and OLD_SCRIPT_FILE.fullmatch(path)) \
+                        and not path.startswith("."):
                     found.append(f"work/{path}")
         except OSError:
             pass

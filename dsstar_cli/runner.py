@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.agent import Agent, Budget
+from dsstar_cli.artifacts import listed
 from dsstar_cli.analyzer import FileDescription, analyze_folder
 from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
 from dsstar_cli.analyzer.discover import has_data_files
@@ -250,7 +251,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         files_used=files_used(files or [], loop.scripts() + [outcome.final_code]),
         usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
-        artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
+        artifacts=listed(run_folder.artifacts()), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
     )
     result = redacted(result)
     run_folder.write("result.json", result.to_json())
