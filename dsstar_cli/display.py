@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -442,6 +443,25 @@ def reading_lines(result: RunResult) -> list[str]:
             + [f"other reading: {alt['reading']} => {alt['answer']}" for alt in result.alternatives])
 
 
+ANSWER_ROWS = 30  # Rows of a table answer shown in the panel; answer.csv and --json have them all.
+NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?%?$", re.IGNORECASE)
+
+
+def answer_table(table: dict) -> Table:
+    """A table answer as a table: its header bold, numeric columns right-aligned, cells wrapped to
+    fit the terminal, the rows past ANSWER_ROWS counted in the caption."""
+    shown = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    rows = table["rows"]
+    for i, name in enumerate(table["columns"]):
+        numeric = all(NUMBER.match(row[i]) for row in rows if row[i])
+        shown.add_column(name, justify="right" if numeric else "left", overflow="fold")
+    for row in rows[:ANSWER_ROWS]:
+        shown.add_row(*row)
+    if len(rows) > ANSWER_ROWS:
+        shown.caption = f"{len(rows) - ANSWER_ROWS} more row(s) in answer.csv"
+    return shown
+
+
 SHOWN_ARTIFACTS = 20  # Figures and tables listed under the answer; the JSON and the run folder have them all.
 
 
@@ -465,7 +485,9 @@ def render_result(result: RunResult, console: Console) -> None:
     is not in the panel: the caller prints it on a line of its own (`finish_line`, `path_line`), where
     the panel's border cannot cut the path in two."""
     label, style = _status(result)
-    if result.answer is not None:
+    if result.table is not None:
+        headline = Group(answer_table(result.table), *([Text(f"({result.note})")] if result.note else []))
+    elif result.answer is not None:
         headline = Text(result.answer, style="bold")
         if result.note:
             headline.append(f"   ({result.note})", style="")

@@ -1,7 +1,7 @@
 """The result of a run: the JSON contract scripts and CI rely on, and the exit codes.
 
 Fields may be added; renaming or removing one, or changing its type, needs a new SCHEMA_VERSION
-(2: `artifacts` became objects with a kind; `table` was added).
+(2: `artifacts` became objects with a kind).
 """
 
 from __future__ import annotations
@@ -104,6 +104,7 @@ class RunResult:
     note: str | None = None            # what the answer refers to (year, unit, period): beside it, never in it
     assumptions: list[str] = field(default_factory=list)       # the choices the answer depends on
     alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
+    table: dict | None = None          # {columns, rows} when the answer is a table (tables.py)
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
 
@@ -166,6 +167,11 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
                                                                  "answer": {"type": "string"}}}},
                      "other plausible readings whose answers differ from answer, each with the answer a script "
                      "printed for it (never guessed); empty when no other reading changes the answer"),
+    "table": ({"type": ["object", "null"], "required": ["columns", "rows"], "properties": {
+                  "columns": _STRING_LIST, "rows": {"type": "array", "items": _STRING_LIST}}},
+              "when the answer is a table (CSV or TSV with a header row, or a Markdown table): its columns and "
+              "rows, each cell the text printed; the table is also kept as answer.csv (see artifacts); answer "
+              "still holds the text; null otherwise"),
     "ambiguous": ({"type": "boolean"}, "true when there is an answer and alternatives is not empty: another "
                                        "plausible reading gives a different answer (exit code 9 with --strict "
                                        "when the answer is verified)"),
