@@ -13,7 +13,7 @@ from typing import Callable, Optional
 import typer
 from rich.console import Console
 
-from dsstar_cli import STARTED, __version__
+from dsstar_cli import STARTED, __version__, inline_image
 from dsstar_cli.config import commented_default_text, load_config
 from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_line, path_line, plain_result,
                                 render_result, wants_live_view)
@@ -181,7 +181,7 @@ def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: boo
     shown = map_fields(result, visible)
     panel = not silent and wants_live_view(console)
     if panel:
-        render_result(shown, console)
+        render_result(shown, console, images=inline_image.protocol(console.file))
     elif not silent:
         plain_result(shown, sys.stderr, folder=False)
     if result.answer is not None and not (panel and _stdout_is_stderrs_terminal()):
@@ -434,7 +434,7 @@ def runs_show(
     if result is not None:
         shown = map_fields(RunResult.from_dict(result), visible)
         if live:
-            render_result(shown, console)
+            render_result(shown, console, images=inline_image.protocol(console.file))
             console.print(path_line("run folder", shown.run_dir), crop=False)
         else:
             plain_result(shown, sys.stdout)

@@ -24,6 +24,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
+from dsstar_cli import inline_image
+from dsstar_cli.artifacts import FIGURE
 from dsstar_cli.events import Event
 from dsstar_cli.result import RunResult
 from dsstar_cli.terminal import visible
@@ -479,11 +481,16 @@ def artifact_lines(result: RunResult) -> list[tuple[str, str]]:
     return lines
 
 
-def render_result(result: RunResult, console: Console) -> None:
+INLINE_FIGURES = 4      # Figures drawn inline under the answer, in a terminal that can show them.
+INLINE_COLUMNS = 100    # Widest an inline figure is drawn, in cells.
+
+
+def render_result(result: RunResult, console: Console, images: str | None = None) -> None:
     """The closing summary panel. The reason is said once: under the answer, or as the headline when
     there is no answer. The note, assumptions and alternatives go under the answer. The run folder
     is not in the panel: the caller prints it on a line of its own (`finish_line`, `path_line`), where
-    the panel's border cannot cut the path in two."""
+    the panel's border cannot cut the path in two. `images`: the terminal's image protocol
+    (inline_image.protocol), to draw the first figures under their path lines; None draws none."""
     label, style = _status(result)
     if result.table is not None:
         headline = Group(answer_table(result.table), *([Text(f"({result.note})")] if result.note else []))
@@ -498,8 +505,11 @@ def render_result(result: RunResult, console: Console) -> None:
     readings = [Text(line, style="yellow" if line.startswith("other") else "") for line in reading_lines(result)]
     body = Group(headline, Text(label, style=style), *readings, Text(_usage_line(result), style="dim"))
     console.print(Panel(body, title="Answer", title_align="left", border_style=style))
+    drawn = 0
     for label, path in artifact_lines(result):
         console.print(path_line(label, path), soft_wrap=True)  # Whole: no_wrap alone still folds it.
+        if images and label == FIGURE and drawn < INLINE_FIGURES:
+            drawn += inline_image.show(path, console.file, images, min(console.width, INLINE_COLUMNS))
 
 
 def finish_line(result: RunResult, exit_code: int) -> str:
