@@ -442,6 +442,31 @@ def runs_show(
         sys.stderr.write(f"dsstar: this run did not finish; continue it with: dsstar resume {folder.name}\n")
 
 
+@runs_app.command("report", cls=Command)
+def runs_report(
+    run: str = typer.Argument(..., metavar="RUN", help="The run's id (or a unique prefix) or its folder."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write the page (default: "
+                                       "report.html in the run folder)."),
+    config_file: Optional[Path] = _config_opt(),
+) -> None:
+    """Write a run as one self-contained HTML page (question, answer, reading, plan, scripts and
+    their output, figures embedded, model calls): it opens offline in any browser. Prints its path."""
+    from dsstar_cli import history, report
+
+    try:
+        folder = history.find_run(run, load_config(config_file)["run_dir"])
+        events, result = history.events_of(folder), history.result_of(folder)
+        if result is None:
+            raise UsageError(f"run {folder.name} did not finish: continue it with: dsstar resume {folder.name}")
+        target = out or folder / "report.html"
+        target.write_text(report.render(folder, RunResult.from_dict(result), events), encoding="utf-8")
+    except DsstarError as exc:
+        _fail(exc, False, False)
+    except OSError as exc:
+        _fail(UsageError(f"cannot write {target}: {exc.strerror or exc}"), False, False)
+    sys.stdout.write(f"{target}\n")
+
+
 @app.command(cls=Command)
 def bench(
     tasks_file: Path = typer.Argument(..., metavar="TASKS_FILE", help="DABStep-format JSONL (task_id, question, "
