@@ -202,6 +202,8 @@ class RunFolder:
 
     def save_call(self, role: str, messages: Messages, reply: Reply, seconds: float) -> None:
         self._calls += 1
+        messages = [{**m, "images": f"[{len(m['images'])} figure(s) from work/, sent to a model that accepts images]"}
+                    if m.get("images") else m for m in messages]
         record = {"role": role, "model": reply.model, "seconds": round(seconds, 3), "messages": messages,
                   "reply": reply.text, "usage": {"input_tokens": reply.input_tokens,
                                                  "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd}}

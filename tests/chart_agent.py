@@ -4,6 +4,7 @@ finalizer that answers with a line (a chart question) or a CSV table (a table qu
 
 from __future__ import annotations
 
+from fake_openai import as_text
 from sample_agent import _data_dir
 
 CHART_QUESTION = "Plot the number of settled transactions per month and currency."
@@ -40,7 +41,7 @@ print(counts.rename_axis("currency").reset_index(name="settled_transactions").to
 
 
 def respond(role: str, messages: list[dict], table: bool = False) -> str:
-    data = _data_dir(messages)
+    data = _data_dir(as_text(messages))
     if role == "planner":
         return STEP
     if role == "coder":
