@@ -136,7 +136,7 @@ def _close(display) -> None:
 
 def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: bool, silent: bool, debug: bool,
                   quiet: bool = False, question: str | None = None, before: str = "the run started",
-                  strict: bool = False) -> None:
+                  strict: bool = False, report: Path | None = None) -> None:
     """One run (ask or resume): its events to the display or --jsonl, its result to stdout, its exit code,
     and `finish_line` last on stderr, but with --quiet: the answer alone (or why there is none), the
     exit code says how the run ended.
@@ -164,6 +164,8 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
         raise typer.Exit(code)
     _close(display)
     _print_result(result, console, as_json, jsonl, silent, strict)
+    if report is not None and result.run_dir:
+        _write_report(result, report, quiet)
     code = result.exit_code(strict)
     if not quiet:  # How the run ended, whatever stdout carries: --json and --no-progress too.
         sys.stderr.write(visible(finish_line(result, int(code))))
@@ -189,6 +191,21 @@ def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: boo
         sys.stdout.write((shown.answer if sys.stdout.isatty() else result.answer) + "\n")
     elif silent:  # Otherwise the summary above already gave the reason: once is enough.
         sys.stderr.write(f"dsstar: no answer: {shown.reason}\n")
+
+
+def _write_report(result: RunResult, target: Path, quiet: bool) -> None:
+    """`ask --report FILE`: the run's page, or one line saying why not (the run's exit code stands)."""
+    from dsstar_cli import history, report
+
+    folder = Path(result.run_dir)
+    try:
+        target.write_text(report.render(folder, result, history.events_of(folder)), encoding="utf-8")
+    except (OSError, DsstarError) as exc:
+        sys.stderr.write(f"dsstar: error: cannot write the report {visible(str(target))}: "
+                         f"{visible(getattr(exc, 'strerror', None) or str(exc))}\n")
+        return
+    if not quiet:
+        sys.stderr.write(f"dsstar: report {visible(str(target))}\n")
 
 
 def _stdout_is_stderrs_terminal() -> bool:
@@ -243,6 +260,8 @@ def ask(
                                       "lead to outside it (their content goes to the model)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompts a run sends first (stdout) and "
                                  "their tokens and cost (stderr); send nothing."),
+    report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.html", help="Also write the run as a "
+                                          "self-contained HTML page (as `dsstar runs report`)."),
     strict: bool = _strict_opt(),
     debug: bool = _debug_opt(),
 ) -> None:
@@ -278,6 +297,8 @@ def ask(
         config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
                                            **_links_flag(follow_links),
                                            **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
+        if questions is not None and report is not None:
+            raise UsageError("--report writes one run's page: for a batch, use `dsstar runs report ID` per run")
         if questions is not None:
             from dsstar_cli.batch import ask_file
 
@@ -288,7 +309,7 @@ def ask(
         return run_ask(AskRequest(data_dir, question, guidelines, started=STARTED), config, emit)
 
     _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, quiet=quiet, question=question,
-                  strict=strict)
+                  strict=strict, report=report)
 
 
 def _question_or_stdin(question: str | None, questions: Path | None) -> str | None:

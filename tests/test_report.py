@@ -74,3 +74,14 @@ def test_chromium_renders_the_figure_and_the_answer(page, tmp_path):
     assert ANSWER_GREEN in colours                                       # the answer box is drawn
     near = lambda want: any(sum(abs(a - b) for a, b in zip(c, want)) < 30 for c in colours)  # noqa: E731
     assert near(TAB_BLUE) and near(TAB_ORANGE)                           # the chart's bars are drawn
+
+
+def test_ask_report_writes_the_page_beside_the_answer(tmp_path):
+    target = tmp_path / "page.html"
+    with FakeOpenAIServer(respond) as server:
+        proc = dsstar("ask", str(SAMPLE_DATA), CHART_QUESTION, "--model", "openai/fake", "--api-base",
+                      server.base_url, "--report", str(target), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"dsstar: report {target}\n" in proc.stderr and proc.stdout == f"the chart is in {FIGURE}\n"
+    text = target.read_text()
+    assert CHART_QUESTION in text and f"the chart is in {FIGURE}" in text and "data:image/png;base64," in text
