@@ -105,6 +105,7 @@ class RunResult:
     assumptions: list[str] = field(default_factory=list)       # the choices the answer depends on
     alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
     table: dict | None = None          # {columns, rows} when the answer is a table (tables.py)
+    warnings: list[str] = field(default_factory=list)          # what the user should know (the basic tier by auto)
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
 
@@ -216,6 +217,8 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
                   "chart: .png, .svg, .pdf, ...), table (.csv, .xlsx, .parquet, ...; answer.csv holds a table "
                   "answer) or file; the files the scripts wrote in work/ (its hidden library caches left out)"),
     "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
+    "warnings": (_STRING_LIST, "what the user should know about this run, e.g. that `sandbox.tier: auto` found "
+                 "nothing better than the basic tier here"),
     "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, internal (a dsstar bug), SIGINT or SIGTERM; else null"),
     "exit_code": ({"type": "integer"}, "the process exit code this result maps to"),
 }
