@@ -20,7 +20,7 @@ from dsstar_cli.events import Sink
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult, overall_exit_code
 from dsstar_cli.model_check import check_models
-from dsstar_cli.runner import (AskRequest, analyse, ask, build_models, check_data_folder, make_agent,
+from dsstar_cli.runner import (AskRequest, analyse, ask, build_models, check_data_folder, check_usable, make_agent,
                                open_scratch_folder)
 
 
@@ -137,6 +137,7 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
             agent.executor.close()
     finally:
         analysis_folder.discard()
+    check_usable(files, data_dir)  # Once, not once per question.
     stop = StopRequest()
 
     def answer(question: Question) -> RunResult:

@@ -15,8 +15,8 @@ from rich.console import Console
 
 from dsstar_cli import STARTED, __version__, inline_image
 from dsstar_cli.config import commented_default_text, load_config, unknown_env_warnings
-from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_line, path_line, plain_result,
-                                render_result, wants_live_view)
+from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_line, not_verified_line, path_line,
+                                plain_result, render_result, wants_live_view)
 from dsstar_cli.errors import DsstarError, Terminated, UsageError
 from dsstar_cli.events import Sink, fanout
 from dsstar_cli.helptext import ClickException, Command, Group, default_group, usage_failure
@@ -172,7 +172,9 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
         if silent and not jsonl:  # A warning is not progress: said even when the display was off.
             sys.stderr.writelines(visible(f"dsstar: warning: {warning}\n") for warning in result.warnings)
         sys.stderr.write(visible(finish_line(result, int(code))))
-        sys.stderr.flush()
+    elif result.answer is not None and not result.verified:
+        sys.stderr.write(visible(not_verified_line(result, int(code))))
+    sys.stderr.flush()
     raise typer.Exit(code)
 
 
@@ -705,8 +707,8 @@ def describe(
     if as_json:
         _write_json({"data_dir": str(folder), "files": [f.as_dict() for f in files]})
     else:
-        text = "\n\n".join(f.as_prompt() for f in files) + "\n"
-        sys.stdout.write(visible(text) if sys.stdout.isatty() else text)
+        # Text for people, wherever it goes (`| less -R` is a terminal too): only --json keeps exact bytes.
+        sys.stdout.write(visible("\n\n".join(f.as_prompt() for f in files) + "\n"))
 
 
 class _DescribeProgress:

@@ -28,7 +28,7 @@ from dsstar_cli import inline_image
 from dsstar_cli.artifacts import FIGURE
 from dsstar_cli.events import Event
 from dsstar_cli.result import RunResult
-from dsstar_cli.terminal import visible
+from dsstar_cli.terminal import quiet_ctrl_c, visible
 
 CODE_LINES = 40
 OUTPUT_LINES = 20
@@ -44,11 +44,12 @@ ACTIVITY = {
 
 
 def wants_live_view(console: Console, env: dict | None = None) -> bool:
-    """The live view only on a real terminal: not with TERM=dumb, nor NO_COLOR (unless FORCE_COLOR)."""
+    """The live view only on a real terminal, not with TERM=dumb (FORCE_COLOR forces it). NO_COLOR
+    drops colour only: the Console honours it, and the layout, scripts and outputs stay."""
     env = os.environ if env is None else env
     if env.get("FORCE_COLOR"):
         return True
-    return console.is_terminal and not console.is_dumb_terminal and not env.get("NO_COLOR")
+    return console.is_terminal and not console.is_dumb_terminal
 
 
 def _tail(text: str, lines: int) -> str:
@@ -70,7 +71,7 @@ class RunView:
     cost_usd: float | None = 0.0   # None once a call had no price: then tokens are shown instead.
     calls: int = 0
     described: list[dict] = field(default_factory=list)
-    last_error: str = ""
+    errors_shown: set[str] = field(default_factory=set)  # Tracebacks shown whole, as `same_error` keys them.
     question: str | None = None    # Shown as soon as the command line was read, before any event.
 
     def spent(self, now: float) -> str:
@@ -184,13 +185,15 @@ def _execution(d: dict, view: RunView, now: float) -> Shown:
     if ok:
         body = d["stdout"]
     else:
-        # The traceback as the debugger sees it (the script's own frames), once: a repeat says so.
+        # The traceback as the debugger sees it (the script's own frames), once: a repeat is one line.
         error = d.get("error") or d["stderr"]
         printed = _tail(d["stdout"], OUTPUT_LINES // 2) if d["stdout"].strip() else ""
-        shown_error = "(the same error as the attempt before)" if error == view.last_error else error
-        view.last_error = error
+        last = (error.strip().splitlines() or [""])[-1]
+        repeat = same_error(error) in view.errors_shown
+        view.errors_shown.add(same_error(error))
+        shown_error = f"the same error again: {last}" if repeat else error
         body = (printed + "\n" + shown_error).strip()
-        line += ": " + (error.strip().splitlines() or [""])[-1]
+        line += ": " + (shown_error if repeat else last)
     if d["timed_out"]:
         body += "\n[killed at the time limit]"
     if d.get("data_changed"):
@@ -198,6 +201,15 @@ def _execution(d: dict, view: RunView, now: float) -> Shown:
     title = f"output · {'ok' if ok else 'FAILED'} in {d['seconds']:.1f}s"
     return Shown(line, live=Panel(Text(_tail(body, OUTPUT_LINES) or "(no output)"), title=title, title_align="left",
                                   border_style="green" if ok else "red"))
+
+
+# A script's own name in its traceback: each attempt's differs (001-round01-solution.py, 002-...-debug1.py).
+_SCRIPT_NAME = re.compile(r'File "[^"\n]*\d{3}-round\d{2}-[^"\n]*\.py"')
+
+
+def same_error(error: str) -> str:
+    """What two tracebacks share when they are the same error: all but the failing script's name."""
+    return _SCRIPT_NAME.sub('File "<script>"', error.strip())
 
 
 def _debug(d: dict, view: RunView, now: float) -> Shown:
@@ -290,6 +302,7 @@ class LiveDisplay:
         """`question` (made visible by the caller) is shown at once: the first line comes before
         anything slow (see model_check.py)."""
         self.console = console
+        self.restore_echo = quiet_ctrl_c(console.file)  # A `^C` would land inside the live region.
         self.status = console.status("starting", spinner="dots")
         self.view = RunView(question=question)
         self.progress: Progress | None = None
@@ -334,6 +347,7 @@ class LiveDisplay:
         if self.progress:
             self.progress.stop()
         self.status.stop()
+        self.restore_echo()
 
 
 class _StatusLine:
@@ -521,6 +535,12 @@ def finish_line(result: RunResult, exit_code: int) -> str:
     """The one line that closes every run on stderr, whatever else was shown (`--json` included):
     how it ended and where its folder is, the path last so that it is copied whole."""
     return f"dsstar: {result.outcome} (exit {exit_code}); run folder {result.run_dir}\n"
+
+
+def not_verified_line(result: RunResult, exit_code: int) -> str:
+    """`--quiet`'s one line on stderr beside an answer the verifier did not confirm: stdout holds
+    the answer alone, so without it only the exit code would tell."""
+    return f"dsstar: the answer is not verified: {result.outcome} (exit {exit_code}): {result.reason}\n"
 
 
 def plain_result(result: RunResult, stream: IO[str], folder: bool = True) -> None:

@@ -26,7 +26,7 @@ from dsstar_cli.model_check import check_model
 from dsstar_cli.result import SCHEMA_VERSION
 from dsstar_cli.roles import planner
 from dsstar_cli.roles.context import build_context
-from dsstar_cli.runner import analyzer_limits, check_data_folder, check_question, description_cache
+from dsstar_cli.runner import analyzer_limits, check_data_folder, check_question, check_usable, description_cache
 from dsstar_cli.sandbox import tiers
 from dsstar_cli.secrets import redact, secret_values
 
@@ -108,6 +108,7 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
     credentials, notes = check_models(config)
     sandbox = tiers.for_scripts(config["sandbox.tier"], config["sandbox.require"])  # Fails as a real run would.
     files, analyzer_calls = analyse(folder, config, emit, started)
+    check_usable(files, folder)  # Refused as a real run would be.
     if analyzer_calls:
         notes.append(f"{len(analyzer_calls)} file(s) only the model can describe: a real run's planner sees the "
                      "model's description where these prompts say it makes none")

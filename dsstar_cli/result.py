@@ -24,7 +24,7 @@ class ExitCode(IntEnum):
     UNVERIFIED = 3         # an answer, but the round cap was reached before the verifier agreed
     SETUP = 4              # configuration, model name or credentials to fix
     MODEL_UNREACHABLE = 5  # the model could not be reached, or kept failing
-    DATA_FOLDER = 6        # the data folder is missing, empty or unreadable
+    DATA_FOLDER = 6        # the data folder is missing or unreadable, or holds no usable data
     COST_LIMIT = 7         # an unverified answer: --max-cost was reached first
     TIME_LIMIT = 8         # an unverified answer: --timeout was reached first
     AMBIGUOUS = 9          # --strict only: a verified answer, but another plausible reading gives another
@@ -37,7 +37,7 @@ EXIT_CODE_HELP = """Exit codes: 0 verified answer; 9 with --strict: verified, bu
 gives a different answer (see "alternatives"); 10 the data cannot answer the question; 3 unverified answer
 (round cap reached); 7 cost budget (--max-cost) reached; 8 time budget (--timeout) reached; 1 run failed
 (no answer); 2 usage error; 4 configuration, model or credentials error; 5 model unreachable;
-6 bad data folder; 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
+6 bad data folder (missing, or no usable data in it); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 _OUTCOME_CODES = {"verified": ExitCode.VERIFIED, "unverified": ExitCode.UNVERIFIED,
                   "cost_limit": ExitCode.COST_LIMIT, "time_limit": ExitCode.TIME_LIMIT,

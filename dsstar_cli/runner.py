@@ -61,6 +61,24 @@ def check_data_folder(data_dir: Path) -> Path:
     return data_dir.resolve()
 
 
+NAMED = 3  # Files named in the refusal; the others are counted.
+
+
+def check_usable(files: list[FileDescription], data_dir: Path) -> None:
+    """A DataFolderError when no file holds anything to read (all empty, junk bytes, unreadable):
+    said after the analysis and before any model call, instead of a run that answers from nothing."""
+    if any(not f.no_data for f in files):
+        return
+    said = "; ".join(f"{f.path}: {f.error}" for f in files[:NAMED])
+    more = f"; and {len(files) - NAMED} more such file(s)" if len(files) > NAMED else ""
+    links = " (--follow-links reads what links lead to outside it)" if any(f.format == "link" for f in files) else ""
+    raise NoUsableData(f"data folder {data_dir} has no usable data: {said}{more}{links}")
+
+
+class NoUsableData(DataFolderError):
+    """The analysis found nothing to read: no model was asked anything, so the run folder goes."""
+
+
 def check_question(question: str) -> str:
     if not question.strip():
         raise UsageError("the question is empty: ask something, e.g. dsstar ask ./data \"Which merchant ...?\"")
@@ -116,12 +134,13 @@ CHECK_JOIN_S = 60.0  # At most; it is imports, usually done long before the run 
 
 
 def _run_in(run_folder: RunFolder, check: ModelCheck | None, *args, **kwargs) -> RunResult:
-    """`_run`, closing the run folder after, and discarding it when the model check failed: no model
-    was asked anything, so there is nothing to keep (the descriptions are in the cache)."""
+    """`_run`, closing the run folder after, and discarding it when the model check failed or the
+    folder held no usable data: no model was asked anything, so there is nothing to keep (the
+    descriptions are in the cache)."""
     try:
         return _run(*args, run_folder=run_folder, check=check, **kwargs)
-    except DsstarError:
-        if check is not None and check.failed():
+    except DsstarError as exc:
+        if isinstance(exc, NoUsableData) or (check is not None and check.failed()):
             run_folder.discard()
         raise
     finally:
@@ -212,6 +231,8 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
         if files is None:
             files = analyse(agent, config, data_dir, early, clock["start"])
+        if resumed is None:
+            check_usable(files, data_dir)
         timeout = config["budget.timeout_s"]
         selection = _selection(resumed, files) if resumed else retrieve(
             files, question, config, early, clock["start"] + timeout if timeout else None)

@@ -5,7 +5,9 @@ clear the screen, set the window title or write the clipboard (OSC 52), or reord
 
 from __future__ import annotations
 
+import atexit
 import re
+from typing import Callable, TextIO
 
 from dsstar_cli.events import Event, Sink
 from dsstar_cli.textmap import map_fields
@@ -31,3 +33,32 @@ def terminal_safe(sink: Sink) -> Sink:
         sink(map_fields(event, visible))
 
     return emit
+
+
+def quiet_ctrl_c(stream: TextIO) -> Callable[[], None]:
+    """Stop the terminal echoing Ctrl-C as `^C` while a live view is drawn on `stream`; returns
+    what puts the setting back (also run at exit). The two characters land inside the live region
+    at the cursor, and past its last column they push it a line down: Rich then erases and redraws
+    a line off, leaving half a status line above the Answer panel. A no-op off a terminal."""
+    try:
+        import termios
+
+        fd = stream.fileno()
+        before = termios.tcgetattr(fd)
+        after = list(before)
+        after[3] &= ~termios.ECHOCTL  # the local modes
+        termios.tcsetattr(fd, termios.TCSANOW, after)
+    except Exception:  # No termios (Windows), no file descriptor, or not a terminal (termios.error).
+        return lambda: None
+    restored: list[bool] = []
+
+    def restore() -> None:
+        if not restored:
+            restored.append(True)
+            try:
+                termios.tcsetattr(fd, termios.TCSANOW, before)
+            except Exception:  # The terminal is gone: nothing to put back.
+                pass
+
+    atexit.register(restore)
+    return restore

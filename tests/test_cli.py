@@ -26,7 +26,8 @@ def cli_env(cwd: Path, **extra: str) -> dict[str, str]:
     dsstar-UID in the temp dir, which `dsstar runs` lists, so a shared /tmp would let one test's
     runs appear in another's history."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "DSSTAR_MODEL"}
-    if cwd.resolve() != REPO:  # (Commands run from the checkout itself, such as `schema`, write nothing.)
+    # (Not made where the caller names a temp dir, nor in the checkout: `schema` run there writes nothing.)
+    if "TMPDIR" not in extra and cwd.resolve() != REPO:
         (cwd / "xdg-tmp").mkdir(parents=True, exist_ok=True)
     env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "XDG_CACHE_HOME": str(cwd / "xdg-cache"),
                 "XDG_DATA_HOME": str(cwd / "xdg-data"), "TMPDIR": str(cwd / "xdg-tmp"), "NO_COLOR": "1"}, **extra)

@@ -125,8 +125,10 @@ def test_every_run_ends_with_one_line_on_stderr_saying_how_and_where(server, tmp
     assert re.fullmatch(r"dsstar: unverified \(exit 3\); run folder \S+", plain.stderr.splitlines()[-1])
     assert plain.stderr.count(" run folder ") == 2  # When the run starts, and at its end: no third time.
 
-    quiet = ask(server, tmp_path, "-q", "--max-rounds", "1")  # --quiet: the answer alone, the exit code says how.
-    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (3, ANSWER + "\n", "")
+    quiet = ask(server, tmp_path, "-q", "--max-rounds", "1")  # --quiet: the answer alone on stdout, and one
+    assert (quiet.returncode, quiet.stdout) == (3, ANSWER + "\n")  # line on stderr: it is not verified.
+    assert quiet.stderr.startswith("dsstar: the answer is not verified: unverified (exit 3)")
+    assert quiet.stderr.count("\n") == 1
 
 
 def test_on_a_terminal_the_answer_is_shown_once_and_the_run_folder_whole(server, tmp_path):

@@ -4,13 +4,17 @@ through the answer on a terminal's stdout."""
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import pty
+import re
 import select
 import shutil
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -113,11 +117,94 @@ def test_live_view_and_answer_on_a_terminal_print_no_control_sequence(tmp_path):
         assert sequence not in shown
 
 
-def test_no_color_in_a_terminal_gives_plain_lines_without_cursor_codes(tmp_path):
+# Select Graphic Rendition parameters that set a colour: 30-39, 40-49, 90-97, 100-107 (38 and 48 take more).
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+COLOUR = {*range(30, 50), *range(90, 98), *range(100, 108)}
+
+
+def colours(shown: str) -> list[str]:
+    return [m.group(0) for m in SGR.finditer(shown)
+            if any(p.isdigit() and int(p) in COLOUR for p in m.group(1).split(";"))]
+
+
+def test_no_color_in_a_terminal_drops_colour_only(tmp_path):
     env = cli_env(tmp_path)  # NO_COLOR=1, as a user who sets it in their shell.
-    env.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
+    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
     with FakeOpenAIServer(respond) as server:
         shown = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION, "--model",
                                  "openai/fake", "--api-base", server.base_url], tmp_path, env)
-    assert "Golden Gate Gaming" in shown and "dsstar: round 2/10" in shown, shown[-2000:]
-    assert "\x1b[" not in shown
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)  # What is read on the screen (bold stays).
+    assert "Golden Gate Gaming" in text, text[-2000:]
+    # The live view's layout: the plan panel, each script and its output in panels, the Answer panel.
+    assert "╭─ Plan" in text and "solution script · 001-round01-solution.py" in text
+    assert "import pandas as pd" in text and "output · ok in" in text and "╭─ Answer" in text
+    assert "dsstar: round 2/10" not in text  # Not the plain lines.
+    assert colours(shown) == []
+
+
+def interrupted_in_terminal(argv: list[str], cwd: Path, env: dict, after: bytes,
+                            timeout: float = 120) -> tuple[str, int]:
+    """Run `argv` on an 80-column pseudo-terminal that is its controlling terminal, and press Ctrl-C
+    (the terminal's interrupt character: the line discipline echoes it and signals the process group)
+    once `after` has been shown: (everything shown, the terminal's local modes once it exited)."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 80, 0, 0))
+
+    def own_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=follower, stdout=follower, stderr=follower,
+                            preexec_fn=own_terminal)
+    shown, pressed, deadline = b"", False, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            shown += chunk
+        if not pressed and after in shown:
+            os.write(leader, b"\x03")
+            pressed = True
+        if proc.poll() is not None and not ready:
+            break
+    proc.kill()
+    proc.wait()
+    modes = termios.tcgetattr(follower)[3]
+    os.close(follower)
+    os.close(leader)
+    return shown.decode("utf-8", errors="replace"), modes
+
+
+def screen_line(written: str) -> str:
+    """What one line of a terminal shows once `written` (no newline in it) went to it: a carriage
+    return goes back to the first column, erase-line empties it, other sequences do not move."""
+    cells: list[str] = []
+    column = 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|.", written):
+        if token == "\r":
+            column = 0
+        elif token == "\x1b[2K":
+            cells = [" "] * len(cells)
+        elif not token.startswith("\x1b"):
+            cells[column:column + 1] = [token]
+            column += 1
+    return "".join(cells).rstrip()
+
+
+def test_ctrl_c_leaves_the_answer_panels_border_whole(tmp_path):
+    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
+    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    with FakeOpenAIServer(respond, delay_s=2.0) as server:  # Ctrl-C comes while the planner thinks.
+        shown, modes = interrupted_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION,
+                                                "--model", "openai/fake", "--api-base", server.base_url], tmp_path,
+                                               env, after=b"planner: planning")
+    assert "INTERRUPTED" in shown, shown[-2000:]
+    assert "^C" not in shown  # The echo would land inside the live region, or before the panel's corner.
+    corner = shown.rindex("╭")  # The Answer panel's, the last panel.
+    written = shown[shown.rindex("\n", 0, corner) + 1:shown.index("\n", corner)]
+    top = screen_line(written)
+    assert top.startswith("╭─ Answer ") and top.endswith("╮") and len(top) == 80, repr(written)
+    assert modes & termios.ECHOCTL  # The terminal's setting is back once dsstar has exited.

@@ -23,7 +23,7 @@ from dsstar_cli.analyzer.budget import STRUCTURE_FACTOR, Fitted
 from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.discover import list_data_files, outside_check
 from dsstar_cli.analyzer.formats import format_of_name, profiler_for
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, NoData, ProfileError
 from dsstar_cli.analyzer.partial import first_lines
 from dsstar_cli.analyzer.siblings import MANY_FILES, listed_only, references
 from dsstar_cli.analyzer.text_profiler import IN_FULL
@@ -42,6 +42,9 @@ class FileDescription:
     description: str
     error: str | None = None
     cached: bool = False   # True when it came from the description cache
+    # Nothing in it can be read as data (empty, junk bytes, unreadable, not a regular file, a link
+    # not followed): a folder of only such files is refused before any model call.
+    no_data: bool = False
 
     def as_prompt(self) -> str:
         return f"## {self.path} ({self.format}, {_human_size(self.size_bytes)})\n{self.description}"
@@ -73,7 +76,7 @@ OUTSIDE_LINK = "A link leading outside the data folder (not followed; --follow-l
 def outside_link(relative: Path) -> FileDescription:
     """What is said of a link leading outside the data folder: nothing read, not even its target's name."""
     return FileDescription(str(relative), "link", 0, "metadata", OUTSIDE_LINK,
-                           "link outside the data folder, not followed")
+                           "link outside the data folder, not followed", no_data=True)
 
 
 def _metadata_only(path: Path) -> str:
@@ -84,7 +87,7 @@ def _metadata_only(path: Path) -> str:
 
 def not_regular(relative: Path, fmt: str) -> FileDescription:
     return FileDescription(str(relative), fmt, 0, "metadata", "Not a regular file (a device, pipe or socket): "
-                           "not read.", "not a regular file")
+                           "not read.", "not a regular file", no_data=True)
 
 
 def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
@@ -101,7 +104,7 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
         fmt, profiler = profiler_for(path)
     except OSError as exc:
         why = exc.strerror or str(exc)
-        return FileDescription(str(relative), fmt, 0, "metadata", f"Cannot be read: {why}.", why)
+        return FileDescription(str(relative), fmt, 0, "metadata", f"Cannot be read: {why}.", why, no_data=True)
     try:
         if mode != "llm" and profiler is not None:
             method, text = "builtin", profiler(path, limits)
@@ -115,10 +118,14 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
         if isinstance(text, Fitted):  # Already fitted by rank: its structure may exceed the cap.
             cap *= STRUCTURE_FACTOR
         return FileDescription(str(relative), fmt, size, method, _cap(text, cap))
+    except NoData as exc:
+        return FileDescription(str(relative), fmt, size, "builtin", f"{cannot_read_as(fmt)}: {exc}.", str(exc),
+                               no_data=True)
     except ProfileError as exc:
         return FileDescription(str(relative), fmt, size, "builtin", f"Unusable as {fmt}: {exc}.", str(exc))
     except PermissionError:
-        return FileDescription(str(relative), fmt, size, "metadata", "Cannot be read: permission denied.", "permission denied")
+        return FileDescription(str(relative), fmt, size, "metadata", "Cannot be read: permission denied.",
+                               "permission denied", no_data=True)
     except Exception as exc:  # A profiler bug or an odd file must not end the run.
         # Out of memory, or a library pandas loads late (pandas._libs.algos) could not be mapped: both
         # mean the data filled the memory bound.
@@ -126,6 +133,14 @@ def describe_file(root: Path, relative: Path, limits: AnalyzerLimits, mode: str,
             return stopped(root, relative, f"profiling ran out of the {limits.memory_mb} MB memory bound")
         error = f"{type(exc).__name__}: {str(exc)[:200]}"
         return FileDescription(str(relative), fmt, size, "metadata", f"Could not be profiled ({error}).", error)
+
+
+TABLE_FORMATS = {"csv", "tsv", "excel", "parquet", "feather", "sqlite"}
+
+
+def cannot_read_as(fmt: str) -> str:
+    """How a file with no data in it begins its description: plainly, for whoever reads it."""
+    return "Could not be read as a table" if fmt in TABLE_FORMATS else f"Could not be read as {fmt}"
 
 
 def profile_builtin(root: Path, relative: Path, limits: AnalyzerLimits) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dsstar_cli.analyzer.budget import Part, fit
 from dsstar_cli.analyzer.frame import frame_parts
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, NoData
 
 SAMPLE_ROWS = 20_000
 
@@ -19,7 +19,7 @@ def profile_parquet(path: Path, limits: AnalyzerLimits) -> str:
     try:
         parquet = pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
-        raise ProfileError(f"not a readable Parquet file: {exc}") from exc
+        raise NoData(f"not a readable Parquet file: {exc}") from exc
     meta = parquet.metadata
     batches = parquet.iter_batches(batch_size=SAMPLE_ROWS)
     first = next(batches, None)
@@ -40,7 +40,7 @@ def profile_feather(path: Path, limits: AnalyzerLimits) -> str:
     try:
         reader = ipc.open_file(pa.memory_map(str(path), "r"))
     except (pa.ArrowException, OSError) as exc:
-        raise ProfileError(f"not a readable Feather/Arrow file: {exc}") from exc
+        raise NoData(f"not a readable Feather/Arrow file: {exc}") from exc
     rows = sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))  # Metadata only: mmap.
     first = reader.get_batch(0).slice(0, SAMPLE_ROWS) if reader.num_record_batches else None
     frame = (pa.Table.from_batches([first]) if first is not None else reader.schema.empty_table()).to_pandas()

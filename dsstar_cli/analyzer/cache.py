@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 # Bump when a profiler's output changes, so old descriptions are not reused.
-ANALYZER_VERSION = "9"  # Bumped whenever descriptions change: no stale description is served.
+ANALYZER_VERSION = "10"  # Bumped whenever descriptions change: no stale description is served.
 BLOCK = 64 * 1024
 MIDDLE_BLOCKS = 4
 

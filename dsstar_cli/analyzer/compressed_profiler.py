@@ -11,7 +11,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, NoData, ProfileError
 
 DECOMPRESS_CAP = 64 * 1024 * 1024   # Bytes of decompressed data profiled per file or member.
 MAX_MEMBERS_DESCRIBED = 5
@@ -66,7 +66,7 @@ def profile_zip(path: Path, limits: AnalyzerLimits) -> str:
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise ProfileError(f"not a readable zip archive: {exc}") from exc
+        raise NoData(f"not a readable zip archive: {exc}") from exc
     with archive:
         members = [m for m in archive.infolist() if not m.is_dir()]
         parts = [f"Zip archive with {len(members)} file(s). Read a member with "

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dsstar_cli.analyzer import swallowed
 from dsstar_cli.analyzer.encoding import Utf8Check, choose
 from dsstar_cli.analyzer.blocks import MAX_BYTES as BLOCKS_UP_TO, blocks_note
 from dsstar_cli.analyzer.budget import Part, fit
@@ -186,6 +187,11 @@ def profile_csv(path: Path, limits: AnalyzerLimits) -> str:
     loader = "pd.read_csv(path, " + ", ".join(f"{k}={v!r}" for k, v in options.items()) + ")"
     summary = f"Delimited text, separator {delimiter!r}, encoding {encoding_name}; {rows_text}. Load with {loader}."
     notes = _layout_notes(layout)
+    # Every line a row (a small file read whole): no quote swallowed any, so no need to look.
+    every_line_a_row = whole and lines - header_lines - layout.footer_rows <= rows
+    broken = None if every_line_a_row else swallowed.scan(path, text_encoding, delimiter, layout.header_row)
+    if broken:
+        notes.insert(0, swallowed.note(broken))
     if numbers.note:
         notes.append(numbers.note)
     stacked = blocks_note(path.read_text(text_encoding, errors="replace"), delimiter, options) \

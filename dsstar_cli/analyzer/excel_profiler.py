@@ -13,7 +13,7 @@ import pandas as pd
 from dsstar_cli.analyzer.table_shape import filled, first_row_is_data, has_index_column, header_row
 from dsstar_cli.analyzer.budget import Fitted, Part, fit
 from dsstar_cli.analyzer.frame import frame_parts
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, NoData
 
 FULL_SHEET_CELLS = 400_000  # Sheets up to this many cells are read whole; larger ones from the top.
 MAX_SHEETS = 30
@@ -31,7 +31,7 @@ def profile_excel(path: Path, limits: AnalyzerLimits) -> Fitted:
         # read_only streams the sheets; data_only gives formulas' cached values, not the formulas.
         workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except (zipfile.BadZipFile, KeyError, OSError, ValueError, TypeError) as exc:
-        raise ProfileError(f"not a readable Excel workbook: {exc}") from exc
+        raise NoData(f"not a readable Excel workbook: {exc}") from exc
     try:
         sheets = [(ws.title, ws.max_row or 0, ws.max_column or 0) for ws in workbook.worksheets]
     finally:

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from dsstar_cli.analyzer.frame import describe_frame
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, NoData, ProfileError
 
 MAX_JSON_BYTES = 200 * 1024 * 1024
 OUTLINE_LINES = 40
@@ -107,7 +107,7 @@ def _records_table(value: Any) -> tuple[str, list[dict]] | None:
 def profile_json(path: Path, limits: AnalyzerLimits) -> str:
     size = path.stat().st_size
     if size == 0:
-        raise ProfileError("the file is empty")
+        raise NoData("the file is empty")
     if size > MAX_JSON_BYTES:
         raise ProfileError(f"the file is {size:,} bytes, too large to parse whole for a description")
     try:

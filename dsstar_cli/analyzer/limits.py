@@ -10,16 +10,22 @@ class ProfileError(Exception):
     """The file cannot be read as its format; the message says what is wrong with it."""
 
 
+class NoData(ProfileError):
+    """Nothing in the file can be read as data: it is empty, or its bytes are not its format at all
+    (binary junk named `.csv`, a `.parquet` that is no Parquet file). A folder holding only such
+    files is refused before any model call (runner.check_usable)."""
+
+
 def read_text_head(path: Path, limit: int, kind: str, scan: int = 8192) -> tuple[bytes, int]:
     """(the first `limit` bytes, the file size) of a file that should hold text; a ProfileError
     when it is empty or holds binary data (NUL bytes in its first `scan` bytes)."""
     size = path.stat().st_size
     if size == 0:
-        raise ProfileError("the file is empty")
+        raise NoData("the file is empty")
     with path.open("rb") as handle:
         head = handle.read(limit)
     if b"\x00" in head[:scan]:
-        raise ProfileError(f"the file holds binary data (NUL bytes), not {kind}")
+        raise NoData(f"the file holds binary data (NUL bytes), not {kind}")
     return head, size
 
 

@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from dsstar_cli.analyzer.limits import AnalyzerLimits, ProfileError
+from dsstar_cli.analyzer.limits import AnalyzerLimits, NoData
 
 MAX_TABLES = 40
 
@@ -21,7 +21,7 @@ def profile_sqlite(path: Path, limits: AnalyzerLimits) -> str:
         finally:
             connection.close()
     except sqlite3.DatabaseError as exc:
-        raise ProfileError(f"not a readable SQLite database: {exc}") from exc
+        raise NoData(f"not a readable SQLite database: {exc}") from exc
 
 
 def _describe(connection: sqlite3.Connection, limits: AnalyzerLimits) -> str:
