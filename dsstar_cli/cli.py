@@ -13,7 +13,7 @@ from typing import Callable, Optional
 import typer
 from rich.console import Console
 
-from dsstar_cli import STARTED, __version__
+from dsstar_cli import STARTED, __version__, inline_image
 from dsstar_cli.config import commented_default_text, load_config, unknown_env_warnings
 from dsstar_cli.display import (JsonlSink, LiveDisplay, PlainDisplay, finish_line, not_verified_line, path_line,
                                 plain_result, render_result, wants_live_view)
@@ -140,7 +140,7 @@ def _close(display) -> None:
 
 def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: bool, silent: bool, debug: bool,
                   quiet: bool = False, question: str | None = None, before: str = "the run started",
-                  strict: bool = False) -> None:
+                  strict: bool = False, report: Path | None = None) -> None:
     """One run (ask or resume): its events to the display or --jsonl, its result to stdout, its exit code,
     and `finish_line` last on stderr, but with --quiet: the answer alone (or why there is none), the
     exit code says how the run ended.
@@ -168,6 +168,8 @@ def _run_and_show(start: Callable[[Sink], RunResult], *, as_json: bool, jsonl: b
         raise typer.Exit(code)
     _close(display)
     _print_result(result, console, as_json, jsonl, silent, strict)
+    if report is not None and result.run_dir:
+        _write_report(result, report, quiet)
     code = result.exit_code(strict)
     if not quiet:  # How the run ended, whatever stdout carries: --json and --no-progress too.
         if silent and not jsonl:  # A warning is not progress: said even when the display was off.
@@ -189,7 +191,7 @@ def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: boo
     shown = map_fields(result, visible)
     panel = not silent and wants_live_view(console)
     if panel:
-        render_result(shown, console)
+        render_result(shown, console, images=inline_image.protocol(console.file))
     elif not silent:
         plain_result(shown, sys.stderr, folder=False)
     if result.answer is not None and not (panel and _stdout_is_stderrs_terminal()):
@@ -197,6 +199,21 @@ def _print_result(result: RunResult, console: Console, as_json: bool, jsonl: boo
         sys.stdout.write((shown.answer if sys.stdout.isatty() else result.answer) + "\n")
     elif silent:  # Otherwise the summary above already gave the reason: once is enough.
         sys.stderr.write(f"dsstar: no answer: {shown.reason}\n")
+
+
+def _write_report(result: RunResult, target: Path, quiet: bool) -> None:
+    """`ask --report FILE`: the run's page, or one line saying why not (the run's exit code stands)."""
+    from dsstar_cli import history, report
+
+    folder = Path(result.run_dir)
+    try:
+        target.write_text(report.render(folder, result, history.events_of(folder)), encoding="utf-8")
+    except (OSError, DsstarError) as exc:
+        sys.stderr.write(f"dsstar: error: cannot write the report {visible(str(target))}: "
+                         f"{visible(getattr(exc, 'strerror', None) or str(exc))}\n")
+        return
+    if not quiet:
+        sys.stderr.write(f"dsstar: report {visible(str(target))}\n")
 
 
 def _stdout_is_stderrs_terminal() -> bool:
@@ -257,6 +274,8 @@ def ask(
                                       "lead to outside it (their content goes to the model)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the prompts a run sends first (stdout) and "
                                  "their tokens and cost (stderr); send nothing."),
+    report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.html", help="Also write the run as a "
+                                          "self-contained HTML page (as `dsstar runs report`)."),
     strict: bool = _strict_opt(),
     debug: bool = _debug_opt(),
 ) -> None:
@@ -295,6 +314,8 @@ def ask(
         config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
                                            **_links_flag(follow_links),
                                            **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
+        if questions is not None and report is not None:
+            raise UsageError("--report writes one run's page: for a batch, use `dsstar runs report ID` per run")
         if questions is not None:
             from dsstar_cli.batch import ask_file
 
@@ -308,7 +329,7 @@ def ask(
                        config, emit)
 
     _run_and_show(start, as_json=as_json, jsonl=jsonl, silent=silent, debug=debug, quiet=quiet, question=question,
-                  strict=strict)
+                  strict=strict, report=report)
 
 
 def _followed(continue_: bool, follow: str | None, as_json: bool, debug: bool) -> str | None:
@@ -469,13 +490,37 @@ def runs_show(
     if result is not None:
         shown = map_fields(RunResult.from_dict(result), visible)
         if live:
-            render_result(shown, console)
+            render_result(shown, console, images=inline_image.protocol(console.file))
             console.print(path_line("run folder", shown.run_dir), crop=False)
         else:
             plain_result(shown, sys.stdout)
     else:
         sys.stderr.write(f"dsstar: this run did not finish; continue it with: dsstar resume {folder.name}\n")
 
+
+@runs_app.command("report", cls=Command)
+def runs_report(
+    run: str = typer.Argument(..., metavar="RUN", help="The run's id (or a unique prefix) or its folder."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write the page (default: "
+                                       "report.html in the run folder)."),
+    config_file: Optional[Path] = _config_opt(),
+) -> None:
+    """Write a run as one self-contained HTML page (question, answer, reading, plan, scripts and
+    their output, figures embedded, model calls): it opens offline in any browser. Prints its path."""
+    from dsstar_cli import history, report
+
+    try:
+        folder = history.find_run(run, load_config(config_file)["run_dir"])
+        events, result = history.events_of(folder), history.result_of(folder)
+        if result is None:
+            raise UsageError(f"run {folder.name} did not finish: continue it with: dsstar resume {folder.name}")
+        target = out or folder / "report.html"
+        target.write_text(report.render(folder, RunResult.from_dict(result), events), encoding="utf-8")
+    except DsstarError as exc:
+        _fail(exc, False, False)
+    except OSError as exc:
+        _fail(UsageError(f"cannot write {target}: {exc.strerror or exc}"), False, False)
+    sys.stdout.write(f"{target}\n")
 
 RUNS_RM_EXIT_HELP = """Exit codes: 0 removed (or nothing to remove, or declined at the prompt); 1 a run was left
 (in use by a running dsstar, or the system refused); 2 usage error (an unknown id, a folder outside the runs

@@ -24,6 +24,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
+from dsstar_cli import inline_image
+from dsstar_cli.artifacts import FIGURE
 from dsstar_cli.events import Event
 from dsstar_cli.result import RunResult
 from dsstar_cli.terminal import quiet_ctrl_c, visible
@@ -486,13 +488,56 @@ def reading_lines(result: RunResult) -> list[str]:
             + [f"other reading: {alt['reading']} => {alt['answer']}" for alt in result.alternatives])
 
 
-def render_result(result: RunResult, console: Console) -> None:
+ANSWER_ROWS = 30  # Rows of a table answer shown in the panel; answer.csv and --json have them all.
+NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?%?$", re.IGNORECASE)
+
+
+def answer_table(table: dict) -> Table:
+    """A table answer as a table: its header bold, numeric columns right-aligned, cells wrapped to
+    fit the terminal, the rows past ANSWER_ROWS counted in the caption."""
+    shown = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    rows = table["rows"]
+    for i, name in enumerate(table["columns"]):
+        numeric = all(NUMBER.match(row[i]) for row in rows if row[i])
+        shown.add_column(name, justify="right" if numeric else "left", overflow="fold")
+    for row in rows[:ANSWER_ROWS]:
+        shown.add_row(*row)
+    if len(rows) > ANSWER_ROWS:
+        shown.caption = f"{len(rows) - ANSWER_ROWS} more row(s) in answer.csv"
+    return shown
+
+
+SHOWN_ARTIFACTS = 20  # Figures and tables listed under the answer; the JSON and the run folder have them all.
+
+
+def artifact_lines(result: RunResult) -> list[tuple[str, str]]:
+    """(label, path) of each figure and table the run left, the path whole (under the run folder),
+    then one line counting the other files; a long list ends with how many more there are."""
+    base = result.run_dir or ""
+    shown = [item for item in result.artifacts if item["kind"] != "file"]
+    lines = [(item["kind"], os.path.join(base, item["path"])) for item in shown[:SHOWN_ARTIFACTS]]
+    if len(shown) > SHOWN_ARTIFACTS:
+        lines.append(("and", f"{len(shown) - SHOWN_ARTIFACTS} more figure(s) and table(s) (see --json)"))
+    others = len(result.artifacts) - len(shown)
+    if others:
+        lines.append(("files", f"{others} other file(s) the scripts wrote, in {os.path.join(base, 'work')}"))
+    return lines
+
+
+INLINE_FIGURES = 4      # Figures drawn inline under the answer, in a terminal that can show them.
+INLINE_COLUMNS = 100    # Widest an inline figure is drawn, in cells.
+
+
+def render_result(result: RunResult, console: Console, images: str | None = None) -> None:
     """The closing summary panel. The reason is said once: under the answer, or as the headline when
     there is no answer. The note, assumptions and alternatives go under the answer. The run folder
     is not in the panel: the caller prints it on a line of its own (`finish_line`, `path_line`), where
-    the panel's border cannot cut the path in two."""
+    the panel's border cannot cut the path in two. `images`: the terminal's image protocol
+    (inline_image.protocol), to draw the first figures under their path lines; None draws none."""
     label, style = _status(result)
-    if result.answer is not None:
+    if result.table is not None:
+        headline = Group(answer_table(result.table), *([Text(f"({result.note})")] if result.note else []))
+    elif result.answer is not None:
         headline = Text(result.answer, style="bold")
         if result.note:
             headline.append(f"   ({result.note})", style="")
@@ -503,6 +548,11 @@ def render_result(result: RunResult, console: Console) -> None:
     readings = [Text(line, style="yellow" if line.startswith("other") else "") for line in reading_lines(result)]
     body = Group(headline, Text(label, style=style), *readings, Text(_usage_line(result), style="dim"))
     console.print(Panel(body, title="Answer", title_align="left", border_style=style))
+    drawn = 0
+    for label, path in artifact_lines(result):
+        console.print(path_line(label, path), soft_wrap=True)  # Whole: no_wrap alone still folds it.
+        if images and label == FIGURE and drawn < INLINE_FIGURES:
+            drawn += inline_image.show(path, console.file, images, min(console.width, INLINE_COLUMNS))
 
 
 def finish_line(result: RunResult, exit_code: int) -> str:
@@ -528,6 +578,8 @@ def plain_result(result: RunResult, stream: IO[str], folder: bool = True) -> Non
     for line in reading_lines(result):
         stream.write(f"dsstar: {line}\n")
     stream.write(f"dsstar: {_usage_line(result)}\n")
+    for label, path in artifact_lines(result):
+        stream.write(f"dsstar: {label} {path}\n")
     if folder:
         stream.write(f"dsstar: run folder {result.run_dir}\n")
 

@@ -173,8 +173,9 @@ class DSStarLoop:
         if not last.ok:
             sufficient, reason = False, "the script did not run successfully"
         else:
+            figures = verifier.figures_in(last.execution.stdout, str(self.agent.executor.workdir))
             verdict = self.agent.ask(verifier.ROLE, verifier.messages(self.context, self._steps(), last.code,
-                                                                      self._output(last)), verifier.parse)
+                                                                      self._output(last), figures), verifier.parse)
             # Documented fallback: an unreadable verdict counts as No.
             sufficient, reason = verdict if verdict is not None else (False, "unreadable verdict, taken as No")
             reason = reason or "judged by the verifier (no reason given)"

@@ -195,6 +195,7 @@ class LiteLLMModel:
         self._sleep = sleep  # Tests record the backoff instead of waiting it (then no deadline applies to it).
 
     def _request_args(self, messages: Messages) -> dict:
+        messages = with_images(messages, accepts_images(self.name))
         if uses_cache_control(self.name):
             messages = with_cache_breakpoints(messages)
         args: dict = {"model": self.name, "messages": messages, "timeout": self.timeout_s, "max_retries": 0}
@@ -269,6 +270,28 @@ def _cached(usage: Any) -> int:
 
 # Where the run's shared context is split into cacheable blocks (roles/context.py's TABLES_HEADING).
 CACHE_SPLIT = "\n\n# Data files"
+
+
+def accepts_images(model: str) -> bool:
+    """litellm's word on whether `model` takes images in a message (False when it does not know it)."""
+    try:
+        return bool(import_litellm().supports_vision(model=model))
+    except Exception:  # noqa: BLE001 - an unknown model, or a map without the field: text only.
+        return False
+
+
+def with_images(messages: Messages, accepted: bool) -> Messages:
+    """The messages as sent: a message's `images` (PNG data URIs, the verifier's figures) become
+    image parts after its text for a model that accepts images, and are dropped for any other."""
+    sent = []
+    for message in messages:
+        images = message.get("images")
+        message = {key: value for key, value in message.items() if key != "images"}
+        if images and accepted:
+            message["content"] = [{"type": "text", "text": message["content"]}] + [
+                {"type": "image_url", "image_url": {"url": uri}} for uri in images]
+        sent.append(message)
+    return sent
 
 
 def uses_cache_control(model: str) -> bool:

@@ -1,6 +1,7 @@
 """The result of a run: the JSON contract scripts and CI rely on, and the exit codes.
 
-Fields may be added; renaming or removing one needs a new SCHEMA_VERSION.
+Fields may be added; renaming or removing one, or changing its type, needs a new SCHEMA_VERSION
+(2: `artifacts` became objects with a kind).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from enum import IntEnum
 from typing import Any
 
 from dsstar_cli import __version__
+from dsstar_cli.artifacts import KINDS, normalized
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class ExitCode(IntEnum):
@@ -95,7 +97,7 @@ class RunResult:
     run_dir: str | None
     data_dir: str
     guidelines: str | None = None
-    artifacts: list[str] = field(default_factory=list)
+    artifacts: list[dict] = field(default_factory=list)   # {path (relative to run_dir), kind}
     sandbox: dict[str, Any] = field(default_factory=lambda: {"level": "basic"})
     error_kind: str | None = None
     answer_from: str | None = None     # final_script | solution_output; None without an answer
@@ -104,6 +106,7 @@ class RunResult:
     alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
     follows: str | None = None         # a follow-up: the id of the run it continues
     from_memory: dict[str, Any] | None = None  # answered from the folder's memory: {run, at, rechecked, changed}
+    table: dict | None = None          # {columns, rows} when the answer is a table (tables.py)
     warnings: list[str] = field(default_factory=list)          # what the user should know (the basic tier by auto)
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
@@ -112,7 +115,9 @@ class RunResult:
     def from_dict(cls, record: dict[str, Any]) -> "RunResult":
         """A result read back from a run folder's result.json (older ones lack the newer fields)."""
         names = {f.name for f in fields(cls) if f.init}
-        return cls(**{key: value for key, value in record.items() if key in names})
+        kept = {key: value for key, value in record.items() if key in names}
+        kept["artifacts"] = normalized(kept.get("artifacts") or [])
+        return cls(**kept)
 
     @property
     def ambiguous(self) -> bool:
@@ -148,7 +153,7 @@ _USAGE = {"type": "object", "required": ["calls", "input_tokens", "output_tokens
 _STRING_LIST = {"type": "array", "items": {"type": "string"}}
 # Every field of the result: (JSON Schema, description). The README documents the same fields.
 RESULT_FIELDS: dict[str, tuple[dict, str]] = {
-    "schema_version": ({"const": SCHEMA_VERSION}, "bumped when a field is renamed or removed"),
+    "schema_version": ({"const": SCHEMA_VERSION}, "bumped when a field is renamed, removed or changes type (2: artifacts with a kind)"),
     "dsstar_version": ({"type": "string"}, "the dsstar release that produced the result"),
     "id": ({"type": "string"}, "batch mode only: the question's id"),
     "question": ({"type": "string"}, "the question asked"),
@@ -165,6 +170,11 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
                                                                  "answer": {"type": "string"}}}},
                      "other plausible readings whose answers differ from answer, each with the answer a script "
                      "printed for it (never guessed); empty when no other reading changes the answer"),
+    "table": ({"type": ["object", "null"], "required": ["columns", "rows"], "properties": {
+                  "columns": _STRING_LIST, "rows": {"type": "array", "items": _STRING_LIST}}},
+              "when the answer is a table (CSV or TSV with a header row, or a Markdown table): its columns and "
+              "rows, each cell the text printed; the table is also kept as answer.csv (see artifacts); answer "
+              "still holds the text; null otherwise"),
     "ambiguous": ({"type": "boolean"}, "true when there is an answer and alternatives is not empty: another "
                                        "plausible reading gives a different answer (exit code 9 with --strict "
                                        "when the answer is verified)"),
@@ -203,7 +213,11 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
                "the model of every role (default, and any per-role override)"),
     "run_dir": ({"type": ["string", "null"]}, "the run folder with every prompt, reply, script and event"),
     "data_dir": ({"type": "string"}, "the data folder, resolved"),
-    "artifacts": (_STRING_LIST, "files the scripts wrote (relative to run_dir), e.g. plots"),
+    "artifacts": ({"type": "array", "items": {"type": "object", "required": ["path", "kind"], "properties": {
+                      "path": {"type": "string"}, "kind": {"enum": list(KINDS)}}}},
+                  "what the run left besides the answer, each {path (relative to run_dir), kind}: kind figure (a "
+                  "chart: .png, .svg, .pdf, ...), table (.csv, .xlsx, .parquet, ...; answer.csv holds a table "
+                  "answer) or file; the files the scripts wrote in work/ (its hidden library caches left out)"),
     "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
     "warnings": (_STRING_LIST, "what the user should know about this run, e.g. that `sandbox.tier: auto` found "
                  "nothing better than the basic tier here"),

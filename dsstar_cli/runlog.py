@@ -220,6 +220,8 @@ class RunFolder:
 
     def save_call(self, role: str, messages: Messages, reply: Reply, seconds: float) -> None:
         self._calls += 1
+        messages = [{**m, "images": f"[{len(m['images'])} figure(s) from work/, sent to a model that accepts images]"}
+                    if m.get("images") else m for m in messages]
         record = {"role": role, "model": reply.model, "seconds": round(seconds, 3), "messages": messages,
                   "reply": reply.text, "usage": {"input_tokens": reply.input_tokens,
                                                  "output_tokens": reply.output_tokens, "cost_usd": reply.cost_usd}}
@@ -238,7 +240,8 @@ class RunFolder:
             pass
 
     def artifacts(self) -> list[str]:
-        """Regular files the scripts left in work/, relative to the run folder.
+        """Regular files the scripts left in work/, relative to the run folder, but for what lies under
+        a hidden name at its top (.matplotlib, .duckdb: the libraries' caches, not the scripts' results).
 
         The walk (by descriptor: no depth or path length a script leaves can break it) never follows
         a link and never lists one: a script could point a link at any file of the user's, and
@@ -250,7 +253,8 @@ class RunFolder:
         try:
             for entry in fdtree.entries(self.work):
                 path = entry.path
-                if path and _is_regular(entry) and not ("/" not in path and OLD_SCRIPT_FILE.fullmatch(path)):
+                if path and _is_regular(entry) and not ("/" not in path and OLD_SCRIPT_FILE.fullmatch(path)) \
+                        and not path.startswith("."):
                     found.append(f"work/{path}")
         except OSError:
             pass

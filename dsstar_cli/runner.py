@@ -5,6 +5,7 @@ The command line calls `ask()` with a validated Config and an event sink; nothin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli import tables
 from dsstar_cli.agent import Agent, Budget
+from dsstar_cli.artifacts import ANSWER_CSV, listed
 from dsstar_cli.analyzer import FileDescription, analyze_folder
 from dsstar_cli.analyzer.cache import DescriptionCache, default_cache_dir
 from dsstar_cli.analyzer.discover import has_data_files
@@ -307,11 +310,11 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         files_used=files_used(files or [], (loop.scripts() or [outcome.solution_code]) + [outcome.final_code]),
         usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
-        artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
+        artifacts=listed(run_folder.artifacts()), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
         follows=follow.run_id if follow else None, from_memory=recall.provenance if recall else None,
         warnings=[agent.executor.warning] if agent.executor.warning else [],
     )
-    result = redacted(result)
+    result = with_table(redacted(result), run_folder)
     run_folder.write("result.json", result.to_json())
     if recall is not None:
         recall.remember(result, outcome.solution_code)
@@ -323,6 +326,15 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
 
 
 ERROR_LOG = "error.log"
+
+
+def with_table(result: RunResult, run_folder: RunFolder) -> RunResult:
+    """A table answer's rows and columns in the result, and the table kept as answer.csv beside it."""
+    table = tables.parse(result.answer)
+    if table is None:
+        return result
+    run_folder.write(ANSWER_CSV, table.to_csv())
+    return dataclasses.replace(result, table=table.as_dict(), artifacts=result.artifacts + listed([ANSWER_CSV]))
 
 
 def internal_error(exc: Exception, run_folder: RunFolder) -> str:

@@ -20,10 +20,16 @@ ROLE_LINE = re.compile(r"You are the (\w+) of dsstar")
 Responder = Callable[[str, list], str]
 
 
+def as_text(messages: list[dict]) -> list[dict]:
+    """The messages with each content as text: a message of text and image parts keeps its text."""
+    return [{**m, "content": " ".join(part.get("text", "") for part in m["content"])}
+            if isinstance(m["content"], list) else m for m in messages]
+
+
 def role_of(messages: list[dict]) -> str:
     """The role named by the first message that names one (the system message holds the shared
     context; the role's instructions open the first user message)."""
-    for message in messages:
+    for message in as_text(messages):  # Text and image parts, for a model that accepts images.
         match = ROLE_LINE.search(message["content"])
         if match:
             return match.group(1).lower()
@@ -117,7 +123,8 @@ class FakeOpenAIServer:
                 fault = server.faults.pop(0) if server.faults else "ok"
                 if fault != "ok":
                     return self._fault(fault, body)
-                prompt_chars = sum(len(m["content"]) for m in body["messages"])
+                texts = as_text(body["messages"])  # Image parts are not counted.
+                prompt_chars = sum(len(m["content"]) for m in texts)
                 if server.context_limit and prompt_chars > server.context_limit:
                     return self._send(400, json.dumps({"error": {
                         "message": f"This model's maximum context length is {server.context_limit // 4} tokens. "
@@ -126,8 +133,8 @@ class FakeOpenAIServer:
                 if server.delay_s:
                     time.sleep(server.delay_s)
                 text = server.responder(role_of(body["messages"]), body["messages"])
-                prompt_tokens = sum(len(m["content"]) for m in body["messages"]) // 4
-                prompt = "".join(m["content"] for m in body["messages"])
+                prompt_tokens = prompt_chars // 4
+                prompt = "".join(m["content"] for m in texts)
                 cached = cached_tokens(prompt, server.prompts)
                 server.prompts.append(prompt)
                 payload = {

@@ -59,6 +59,9 @@ def test_the_coder_and_the_debugger_are_told_the_versions_the_scripts_run_with()
         text = messages[-1]["content"]
         assert f"pandas {pandas}" in text and "Python 3." in text and "duckdb " in text
         assert ("dtype 'str'" in text) == (int(pandas.split(".")[0]) >= 3)
+        for name in ("scipy", "statsmodels", "scikit-learn", "matplotlib"):  # The stack, read at run time.
+            assert f"{name} {importlib.metadata.version(name)}" in text, name
+        assert "figures/" in text and "plt.show()" in text  # Where charts go; never a window.
 
 
 def _table(path: str, words: str, size: int) -> "FileDescription":

@@ -36,7 +36,7 @@ def test_result_validates_against_the_printed_schema(server, tmp_path):
                   server.base_url, cwd=tmp_path)
     result = json.loads(proc.stdout)
     jsonschema.validate(result, schema())
-    assert result["schema_version"] == 1
+    assert result["schema_version"] == 2
     assert sorted(result["files_used"]) == ["merchants.xlsx", "transactions.csv"]
     assert result["answer_from"] == "final_script" and "print(names[rates.idxmax()])" in result["final_code"]
 

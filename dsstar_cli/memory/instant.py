@@ -34,7 +34,8 @@ def answer(entry: Entry, data_dir: Path, question: str, guidelines: str | None, 
         files_used=list(kept.get("files_used") or []), usage={"total": RoleUsage().as_dict()}, models=models,
         elapsed_s={"analysis": 0.0, "loop": elapsed, "total": elapsed}, run_dir=str(run_folder.path),
         data_dir=str(data_dir), guidelines=guidelines, sandbox=NO_SANDBOX, answer_from=entry.answer_from,
-        note=kept.get("note"), assumptions=list(kept.get("assumptions") or []), from_memory=provenance)
+        note=kept.get("note"), assumptions=list(kept.get("assumptions") or []), table=kept.get("table"),
+        from_memory=provenance)
     run_folder.write("result.json", result.to_json())
     emit(Event("answer", {"answer": result.answer, "outcome": result.outcome, "verified": True, "rounds": 0,
                           "reason": result.reason, "answer_from": result.answer_from, "note": result.note,

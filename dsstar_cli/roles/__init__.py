@@ -38,6 +38,11 @@ def render(role: str, section: str, context: str, **values: str) -> Messages:
     return [{"role": "system", "content": context}, {"role": "user", "content": task}]
 
 
+# What generated scripts may import, as pip names them (scikit-learn is imported as sklearn).
+SCRIPT_LIBRARIES = ("pandas", "numpy", "duckdb", "pyarrow", "openpyxl", "scipy", "statsmodels", "scikit-learn",
+                    "matplotlib")
+
+
 @lru_cache(maxsize=None)
 def libraries() -> str:
     """The interpreter and data libraries the scripts run with (the sandbox uses dsstar's own
@@ -45,7 +50,7 @@ def libraries() -> str:
     from importlib import metadata
 
     found = []
-    for name in ("pandas", "numpy", "duckdb", "pyarrow", "openpyxl"):
+    for name in SCRIPT_LIBRARIES:
         try:
             version = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -1,5 +1,14 @@
-"""Verifier: an LLM judge of whether the plan and its output answer the question, and why not."""
+"""Verifier: an LLM judge of whether the plan and its output answer the question, and why not.
 
+The charts the script saved and named in its output (`FIGURE: path`) go with the verdict's request
+as images: the model layer sends them to a model that accepts images (litellm says which) and
+drops them for any other, so an empty, unlabelled or wrong chart is sent back like a wrong number."""
+
+import base64
+import os
+import re
+
+from dsstar_cli.inline_image import png_for_terminal
 from dsstar_cli.model import Messages
 from dsstar_cli.roles import numbered, render
 from dsstar_cli.roles.context import RunContext
@@ -14,10 +23,41 @@ def parse(reply: str) -> tuple[bool, str] | None:
     return None if verdict is None else (verdict, verdict_reason(reply))
 
 
-def messages(context: RunContext, plan: list[str], code: str, output: str) -> Messages:
+MAX_FIGURES = 3
+FIGURE_LINE = re.compile(r"^FIGURE:\s*(\S.*?)\s*$", re.MULTILINE)
+FIGURES_NOTE = ("\n\nThe figures the script saved ({names}) are attached when you can see images: when the "
+                "question asks for a chart, judge them too (the right series and period, a title and labelled "
+                "axes, not empty).")
+
+
+def messages(context: RunContext, plan: list[str], code: str, output: str,
+             figures: list[tuple[str, str]] | None = None) -> Messages:
     """The descriptions of the files the script reads come with the shared context: a plan's reading of a
-    column is checked against that column's profile."""
-    return render(ROLE, "verify", context.for_script(code), plan=numbered(plan), code=code.rstrip(), output=output)
+    column is checked against that column's profile. `figures`: (name, PNG data URI) of the charts the
+    script saved (see `figures_in`), as the last message's `images`."""
+    found = render(ROLE, "verify", context.for_script(code), plan=numbered(plan), code=code.rstrip(), output=output)
+    if figures:
+        names = ", ".join(name for name, _ in figures)
+        found[-1] = {**found[-1], "content": found[-1]["content"] + FIGURES_NOTE.format(names=names),
+                     "images": [uri for _, uri in figures]}
+    return found
+
+
+def figures_in(output: str, workdir: str) -> list[tuple[str, str]]:
+    """(path as printed, PNG data URI) of the first figures the output names with `FIGURE: path`, each
+    inside the work folder once links are resolved (a script naming a file of the user's gets nothing
+    sent), read as the terminal reads them (bounded, re-encoded by pillow)."""
+    found, root = [], os.path.realpath(workdir)
+    for name in dict.fromkeys(FIGURE_LINE.findall(output)):
+        path = os.path.realpath(os.path.join(root, name))
+        if not path.startswith(root + os.sep):
+            continue
+        png = png_for_terminal(path)
+        if png is not None:
+            found.append((name, "data:image/png;base64," + base64.b64encode(png).decode("ascii")))
+        if len(found) == MAX_FIGURES:
+            break
+    return found
 
 
 ANSWER_LANG = "answer"

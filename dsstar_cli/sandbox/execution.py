@@ -10,6 +10,7 @@ from pathlib import Path
 TRUNCATION_MARKER = "\n[... output truncated by dsstar: {dropped} more bytes ...]\n"
 # Variables the script may see; everything else (API keys above all) stays behind.
 PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "TMPDIR")
+MPL_FOLDER = ".matplotlib"  # matplotlib's config and font cache, in the work folder (not an artifact).
 
 
 def clean_environment(workdir: Path) -> dict[str, str]:
@@ -18,7 +19,13 @@ def clean_environment(workdir: Path) -> dict[str, str]:
         HOME=str(workdir),
         PYTHONIOENCODING="utf-8",
         PYTHONDONTWRITEBYTECODE="1",
+        # matplotlib draws headless (no display exists in any tier) and keeps its font cache and
+        # config in the work folder: the only place a script may write (see FIGURES in the prompts).
         MPLBACKEND="Agg",
+        MPLCONFIGDIR=str(workdir / MPL_FOLDER),
+        # joblib (scikit-learn's) would probe /dev/shm for process pools, which the confined tiers
+        # refuse, and warn on stderr; scripts run in one process, single-threaded (below).
+        JOBLIB_MULTIPROCESSING="0",
         OPENBLAS_NUM_THREADS="1",
         OMP_NUM_THREADS="1",
         MKL_NUM_THREADS="1",

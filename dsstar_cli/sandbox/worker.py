@@ -61,6 +61,9 @@ QUIET_SCANS = 3  # Empty scans in a row that end a sweep (as a pid namespace's i
 SWEEP_S = 10.0   # A sweep gives up after this long (a bomb that outpaces SIGKILL; never seen).
 DEVICES_READ = ["/dev/urandom", "/dev/random"]
 DEVICES_WRITE = ["/dev/null", "/dev/zero", "/dev/full"]
+# The script's own memory map (resolved in its own process, so no other's): threadpoolctl, which
+# scikit-learn calls on every fit, reads it to find the BLAS and OpenMP libraries, and raises without it.
+OWN_PROC_FILES = ["/proc/self/maps"]
 
 
 def isolate_network():
@@ -77,11 +80,12 @@ def send(sock, message):
 def allowlist(config, for_script):
     """(readable, writable) for a Landlock domain. The worker reads /proc to find orphans; a script
     may only where /proc is private (its own pid namespace), and writes a private /tmp there.
-    Elsewhere a script may read only its own cgroup and that cgroup's memory limit (for DuckDB)."""
+    Elsewhere a script may read only its own cgroup and that cgroup's memory limit (for DuckDB) and
+    its own memory map (for scikit-learn)."""
     private = config["isolation"] != "landlock"
     readable = config["readable"] + DEVICES_READ + (["/proc"] if private or not for_script else [])
     if not private:  # Without them DuckDB aborts on its first connection.
-        readable += duckdb_setup.cgroup_files() + config.get("cgroup_files", [])
+        readable += duckdb_setup.cgroup_files() + config.get("cgroup_files", []) + OWN_PROC_FILES
     writable = config["writable"] + DEVICES_WRITE + (["/tmp", "/dev/shm"] if private else [])
     return readable, writable
 

@@ -268,3 +268,25 @@ def test_a_fork_chain_ends_with_the_step_and_with_dsstar(box):
         assert beats_stop(beat), "the fork chain outlived its step"
     box.executor.close()
     assert beats_stop(box.work / "beat"), "the fork chain outlived dsstar's executor"
+
+
+OWN_MAP = """
+import os
+print("own map:", "python" in open("/proc/self/maps").read())
+for pid in (os.getppid(), 1):
+    try:
+        print("read", pid, len(open(f"/proc/{pid}/maps").read()))
+    except OSError as exc:
+        print("refused", pid, exc.strerror)
+"""
+
+
+@pytest.mark.tiers("strong", "medium", reason="basic promises no confinement of reads")
+def test_a_script_reads_its_own_memory_map_and_no_other(box):
+    """scikit-learn needs the script's own /proc/self/maps (threadpoolctl); the medium tier allows that
+    one file, resolved in the script's own process: its worker's map (addresses of the process that
+    forks every script) and any other stay out of reach."""
+    result = box.run(OWN_MAP, "maps")
+    assert result.ok, result.stderr
+    assert "own map: True" in result.stdout
+    assert "read " not in result.stdout, result.stdout
