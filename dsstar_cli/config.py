@@ -12,6 +12,7 @@ a wrong type is an error that names the key instead of a silently ignored settin
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -24,6 +25,8 @@ from dsstar_cli.errors import SetupError, UsageError
 ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalizer")
 ANALYZER_MODES = ("auto", "builtin", "llm")
 SANDBOX_TIERS = ("strong", "medium", "basic")
+ENGINES = ("duckdb", "spark")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 APP_NAME = "dsstar"
 # How the command line spells the keys it can override (for error messages and `sources`).
 FLAG_NAMES = {
@@ -36,6 +39,7 @@ FLAG_NAMES = {
     "follow_links": "--follow-links",
     "budget.max_cost_usd": "--max-cost",
     "budget.timeout_s": "--timeout",
+    "engine": "--engine",
 }
 
 # The environment variables that set the common keys (between the files and the flags).
@@ -49,6 +53,8 @@ ENV_NAMES = {
     "DSSTAR_TIMEOUT": "budget.timeout_s",
     "DSSTAR_RUN_DIR": "run_dir",
     "DSSTAR_FOLLOW_LINKS": "follow_links",
+    "DSSTAR_ENGINE": "engine",
+    "DSSTAR_SPARK_REMOTE": "spark.remote",
 }
 
 # Numeric bounds checked after merging: (low, high) inclusive.
@@ -75,6 +81,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "sandbox.max_run_folder_mb": (1, 10_000_000),
     "sandbox.max_output_bytes": (1000, 1_000_000_000),
     "sandbox.prompt_output_chars": (200, 1_000_000),
+    "query.max_rows": (1, 10_000_000),
+    "query.max_mb": (1, 4096),
 }
 # Keys that take any number although their default is written as a whole number.
 FLOAT_KEYS = {"analyzer.file_timeout_s", "code_timeout_s", "llm.timeout_s", "llm.temperature", "llm.retry_max_delay_s",
@@ -82,7 +90,7 @@ FLOAT_KEYS = {"analyzer.file_timeout_s", "code_timeout_s", "llm.timeout_s", "llm
 # Keys whose value may be null in any layer (everything else keeps the default's type).
 NULLABLE = {"model", "api_base", "run_dir", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",
             "budget.max_cost_usd", "budget.timeout_s",
-            "retriever.embedding_model"} | {
+            "retriever.embedding_model", "spark.remote", "spark.token_env"} | {
     f"roles.{r}.model" for r in ROLES
 }
 
@@ -171,6 +179,14 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
                           ("sandbox.strong_backend", ("auto", "namespaces", "bubblewrap"))):
         if key == name and value not in allowed:
             raise ConfigError(f"{origin}: `{name}` must be one of {', '.join(allowed)}, not {value!r}")
+    if key == "engine" and value not in ENGINES:
+        raise ConfigError(f"{origin}: `engine` must be one of {', '.join(ENGINES)}, not {value!r}")
+    if key == "spark.remote" and not (isinstance(value, str) and value.startswith("sc://")):
+        raise ConfigError(f"{origin}: `spark.remote` must be a Spark Connect address, sc://host:15002, "
+                          f"not {value!r}")
+    if key == "spark.token_env" and not (isinstance(value, str) and ENV_NAME.match(value)):
+        raise ConfigError(f"{origin}: `spark.token_env` is the NAME of an environment variable holding the "
+                          "token (e.g. SPARK_CONNECT_TOKEN), not the token itself")
     if key == "analyzer.mode" and value not in ANALYZER_MODES:
         raise ConfigError(f"{origin}: `analyzer.mode` must be one of {', '.join(ANALYZER_MODES)}, not {value!r}")
     kind = float if key in FLOAT_KEYS else type(default) if default is not None else _nullable_kind(key)

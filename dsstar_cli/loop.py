@@ -45,8 +45,9 @@ FROM_SCRIPT, FROM_OUTPUT = "final_script", "solution_output"
 @dataclass
 class Task:
     question: str
-    data_dir: Path
+    data_dir: Path | str     # a folder here, or (engine: spark) a location the cluster reads
     guidelines: str | None = None
+    engine_note: str = ""    # how scripts query the tables (engine/note.py)
 
 
 @dataclass
@@ -96,7 +97,7 @@ class DSStarLoop:
         self.task = task
         self.context = build_context(task.question, task.guidelines, str(task.data_dir),
                                      Selection(list(files), list(others)), self.document_chars,
-                                     self.description_tokens)
+                                     self.description_tokens, task.engine_note)
         if state:
             self._restore(state)
         try:

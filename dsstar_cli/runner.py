@@ -22,6 +22,8 @@ from dsstar_cli.analyzer.retriever import CHARS_PER_TOKEN, Selection, litellm_em
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, default_values, with_flags
+from dsstar_cli.engine import settings as engine_settings
+from dsstar_cli.engine.run_engine import RunEngine
 from dsstar_cli.errors import DataFolderError, DsstarError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli.history import find_run, is_run_folder
@@ -38,7 +40,7 @@ from dsstar_cli.textmap import map_fields
 
 @dataclass
 class AskRequest:
-    data_dir: Path
+    data_dir: Path | str  # a folder; with engine: spark, a location the cluster reads (s3a://..., a path)
     question: str
     guidelines: str | None = None
     stop: threading.Event | None = None  # Batch mode: set on Ctrl-C, so the run ends as interrupted
@@ -95,16 +97,17 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     (batch mode analyses the folder once for every question).
     """
     question = check_question(request.question)
-    data_dir = check_data_folder(request.data_dir)
+    engine = RunEngine.open(config, request.data_dir, check_data_folder)  # Spark: connects, or one line why not.
     check = None
-    if models is None:  # The model check (litellm's import) overlaps the run's start: see model_check.py.
-        check = ModelCheck(config)
-        models = build_models(config, ready=check.wait)
     try:
-        run_folder = open_run_folder(config, data_dir)
-        return _run_in(run_folder, check, question, request.guidelines, data_dir, config, models, emit, files,
+        if models is None:  # The model check (litellm's import) overlaps the run's start: see model_check.py.
+            check = ModelCheck(config)
+            models = build_models(config, ready=check.wait)
+        run_folder = open_run_folder(config, engine.local_dir)
+        return _run_in(run_folder, check, question, request.guidelines, engine, config, models, emit, files,
                        stop=request.stop, started=request.started)
     finally:
+        engine.close()
         if check is not None:
             check.join_if_settled(CHECK_JOIN_S)
 
@@ -180,7 +183,7 @@ def retrieve(files: list[FileDescription], question: str, config: Config, emit: 
 STATE_FILE = "state.json"
 
 
-def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
+def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", config: Config, models: Models,
          emit: Sink, files: list[FileDescription] | None, *, run_folder: RunFolder,
          check: ModelCheck | None = None, resumed: dict | None = None, stop: threading.Event | None = None,
          started: float | None = None) -> RunResult:
@@ -188,11 +191,14 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     the model check has passed (see HeldEvents), so a run whose check fails, and whose folder is
     discarded, never names that folder. The run folder's journal gets every event at once."""
     clock = {"start": started or time.monotonic()}
+    if not isinstance(engine, RunEngine):  # A resumed run's folder, checked already.
+        engine = RunEngine(engine_settings(config), str(engine))
+    data_dir = engine.location
     shown = redacting(emit)
     emit = fanout(run_folder, shown)
     held = check.held(shown) if check else None
     early = fanout(run_folder, held) if held else emit  # What is said before the check has passed.
-    agent = make_agent(config, models, data_dir, run_folder, emit)
+    agent = make_agent(config, models, engine.sandbox_data_dir(run_folder.path), run_folder, emit)
     early(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                 "max_rounds": config.max_rounds, "models": models.names(),
                                 "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
@@ -205,8 +211,9 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
 
     try:
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
-        if files is None:
-            files = analyse(agent, config, data_dir, early, clock["start"])
+        if files is None or engine.spark is not None:  # Spark: the tables are registered as they are described.
+            files = engine.describe(lambda: analyse(agent, config, Path(data_dir), early, clock["start"]), config, early)
+        engine_note = engine.attach(agent.executor, files)
         timeout = config["budget.timeout_s"]
         selection = _selection(resumed, files) if resumed else retrieve(
             files, question, config, early, clock["start"] + timeout if timeout else None)
@@ -223,7 +230,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint,
                           document_chars=config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
                           description_tokens=config["retriever.max_description_tokens"])
-        outcome = loop.run(Task(question, data_dir, guidelines), selection.described, selection.listed,
+        outcome = loop.run(Task(question, data_dir, guidelines, engine_note), selection.described, selection.listed,
                            state=resumed["loop"] if resumed else None)
     except (KeyboardInterrupt, Terminated) as exc:
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
