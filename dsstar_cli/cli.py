@@ -288,6 +288,8 @@ def ask(
         if questions is not None:
             from dsstar_cli.batch import ask_file
 
+            if config["engine"] != "duckdb":
+                raise UsageError("--questions is not supported on engine: spark yet: ask one question at a time")
             raise typer.Exit(ask_file(Path(data_dir), questions, config, workers, out, _print_line,
                                       _note("dsstar", silent), strict))
         from dsstar_cli.runner import AskRequest, ask as run_ask

@@ -312,6 +312,8 @@ def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dic
     # Defaults first: a run checkpointed by an older dsstar lacks the keys added since (follow_links).
     config = Config({**default_values(), **state["config"]}, {key: "the resumed run" for key in state["config"]})
     config = with_flags(config, flags or {})
+    if config["engine"] != "duckdb":
+        raise UsageError("resuming a run on engine: spark is not supported yet: ask the question again")
     data_dir = check_data_folder(Path(state["data_dir"]))
     check = None
     if models is None:

@@ -21,7 +21,7 @@ from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environm
 
 WORKER = Path(__file__).with_name("worker.py")
 NOBODY = 65534
-PRELOAD = ["numpy", "pandas"]
+PRELOAD = ["numpy", "pandas", "sqlglot"]  # sqlglot: dsstar.sql checks every statement with it
 START_TIMEOUT_S = 60.0
 KILL_GRACE_S = 10.0
 PRIVATE_TMP_MB = 256
