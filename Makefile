@@ -2,6 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
+# setuptools' note on every editable install ("Editable installation. Please be careful with
+# folders ... with the same name as your package"), which pip shows as a warning: only that one
+# is silenced (by its first words); every other warning and every error still shows.
+QUIET_NOTES := ignore:Editable installation:UserWarning
 
 .PHONY: install test bench clean
 
@@ -10,7 +14,7 @@ install: $(BIN)/dsstar
 $(BIN)/dsstar: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS='$(QUIET_NOTES)' $(BIN)/pip install --quiet -e '.[dev]'
 	@touch $@
 	@echo "installed: $$($(BIN)/dsstar --version)  (activate with: source $(VENV)/bin/activate)"
 

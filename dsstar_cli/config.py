@@ -1,8 +1,9 @@
 """Configuration: layered YAML files, environment and flags, merged and validated key by key.
 
 Layers, lowest first: the packaged defaults < the user file (~/.config/dsstar/config.yaml) < the
-project file (./dsstar.yaml) < --config FILE < DSSTAR_* environment variables < flags. Each layer
-sets only the keys it names; `Config.sources` says which layer set each value.
+project file (./dsstar.yaml, else the nearest above: `project_file`) < --config FILE < DSSTAR_* environment variables (one for every key:
+`env_name`) < flags. Each layer sets only the keys it names; `Config.sources` says which layer set
+each value.
 
 The packaged `default.yaml` is the single source of defaults (configs/default.yaml links to it).
 Every other layer may only set keys that exist there, with values of the same kind, so a typo or
@@ -42,20 +43,20 @@ FLAG_NAMES = {
     "engine": "--engine",
 }
 
-# The environment variables that set the common keys (between the files and the flags).
-ENV_NAMES = {
-    "DSSTAR_MODEL": "model",
-    "DSSTAR_API_BASE": "api_base",
-    "DSSTAR_MAX_ROUNDS": "max_rounds",
+# The environment: every key has a variable, DSSTAR_ and the key in capitals with `_` for `.`
+# (llm.timeout_s: DSSTAR_LLM_TIMEOUT_S; see `env_name`). These shorter names, as the flags are spelled
+# (--llm-timeout: DSSTAR_LLM_TIMEOUT), came first and still work.
+ENV_PREFIX = "DSSTAR_"
+ENV_SHORT_NAMES = {
     "DSSTAR_CODE_TIMEOUT": "code_timeout_s",
     "DSSTAR_LLM_TIMEOUT": "llm.timeout_s",
     "DSSTAR_MAX_COST": "budget.max_cost_usd",
     "DSSTAR_TIMEOUT": "budget.timeout_s",
-    "DSSTAR_RUN_DIR": "run_dir",
-    "DSSTAR_FOLLOW_LINKS": "follow_links",
-    "DSSTAR_ENGINE": "engine",
-    "DSSTAR_SPARK_REMOTE": "spark.remote",
 }
+# DSSTAR_ variables that are not configuration, so not warned about: the mark of a sandboxed
+# script's process, and the settings of dsstar's own tests and benchmarks.
+ENV_NOT_CONFIG = ("DSSTAR_SANDBOX", "DSSTAR_BIGDATA_GB", "DSSTAR_BIGDATA_SIZES", "DSSTAR_BENCH_TMP",
+                  "DSSTAR_ENGINE_BENCH_ROWS")
 
 # Numeric bounds checked after merging: (low, high) inclusive.
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -109,6 +110,7 @@ class Config:
 
     values: dict[str, Any]
     sources: dict[str, str] = field(default_factory=dict)
+    files: list[tuple[str, str]] = field(default_factory=list)  # (path, "user" | "project" | "--config") read
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -189,7 +191,7 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
                           "token (e.g. SPARK_CONNECT_TOKEN), not the token itself")
     if key == "analyzer.mode" and value not in ANALYZER_MODES:
         raise ConfigError(f"{origin}: `analyzer.mode` must be one of {', '.join(ANALYZER_MODES)}, not {value!r}")
-    kind = float if key in FLOAT_KEYS else type(default) if default is not None else _nullable_kind(key)
+    kind = _kind(key, default)
     if kind is bool:
         ok = isinstance(value, bool)
     elif kind is int:
@@ -205,6 +207,11 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
     if low_high and not (low_high[0] <= value <= low_high[1]):
         raise ConfigError(f"{origin}: `{key}` must be between {low_high[0]:g} and {low_high[1]:g}, not {value!r}")
     return value
+
+
+def _kind(key: str, default: Any) -> type:
+    """What a key's values are: bool, int, float or str."""
+    return float if key in FLOAT_KEYS else type(default) if default is not None else _nullable_kind(key)
 
 
 def _nullable_kind(key: str) -> type:
@@ -230,32 +237,94 @@ def _suggest(key: str, defaults: dict) -> str:
     return f" (did you mean `{close[0]}`?)" if close else " (see `configs/default.yaml` for every key)"
 
 
-def config_files(explicit: Path | None, cwd: Path) -> list[Path]:
-    """The files that apply, lowest layer first: the user file, ./dsstar.yaml, then --config FILE."""
+PROJECT_FILE = "dsstar.yaml"
+
+
+def config_files(explicit: Path | None, cwd: Path) -> list[tuple[Path, str]]:
+    """The files that apply, lowest layer first, each with its layer: the user file, the project file
+    (see `project_file`), then --config FILE."""
     if explicit is not None and not explicit.is_file():
         raise ConfigError(f"config file {explicit} does not exist")
-    found = [path for path in (user_config_path(), cwd / "dsstar.yaml") if path.is_file()]
+    candidates = ((user_config_path(), "user"), (project_file(cwd, explicit), "project"))
+    found = [(path, layer) for path, layer in candidates if path is not None and path.is_file()]
     if explicit is not None:
-        found = [path for path in found if not path.resolve() == explicit.resolve()] + [explicit]
+        found = [(path, layer) for path, layer in found if not path.resolve() == explicit.resolve()]
+        found.append((explicit, "--config"))
     return found
+
+
+def project_file(cwd: Path, explicit: Path | None = None, home: Path | None = None) -> Path | None:
+    """./dsstar.yaml, else the nearest in a folder above, as git finds .git: up to the home folder
+    when `cwd` is in it, else up to /. One above the current folder must be the user's (or root's)
+    and writable by no one else: a dsstar.yaml another user left in /tmp could otherwise point
+    runs started below it at their server, with the data and the key (unless it is given as `explicit`,
+    the --config FILE)."""
+    cwd, home = cwd.resolve(), (home or Path.home()).resolve()
+    for folder in (cwd, *cwd.parents):
+        candidate = folder / PROJECT_FILE
+        if candidate.is_file():
+            if folder != cwd and not (explicit and candidate.resolve() == explicit.resolve()):
+                _check_owner(candidate)
+            return candidate
+        if folder == home:
+            break
+    return None
+
+
+def _check_owner(path: Path) -> None:
+    st = path.stat()
+    if st.st_uid not in (os.getuid(), 0) or st.st_mode & 0o002:
+        why = "writable by anyone" if st.st_mode & 0o002 else f"owned by another user (uid {st.st_uid})"
+        raise ConfigError(f"refusing {path}, found above the current folder: it is {why}; move it, or pass "
+                          "a config file of yours with --config")
+
+
+def env_name(key: str) -> str:
+    """The variable that sets `key`: DSSTAR_ and the key in capitals, `.` as `_`."""
+    return ENV_PREFIX + key.replace(".", "_").upper()
+
+
+def env_names(defaults: dict | None = None) -> dict[str, str]:
+    """Every variable that sets a key: variable -> key (the systematic names, then the short ones)."""
+    return {**{env_name(key): key for key in (defaults or default_values())}, **ENV_SHORT_NAMES}
 
 
 def env_layer(env: dict[str, str] | os._Environ, defaults: dict) -> dict[str, tuple[Any, str]]:
     """The DSSTAR_* variables that are set: key -> (value, variable). Numbers and true/false are read as
-    YAML reads them, so DSSTAR_MAX_ROUNDS=5 is the number 5."""
-    layer = {}
-    for name, key in ENV_NAMES.items():
+    YAML reads them, so DSSTAR_MAX_ROUNDS=5 is the number 5 (and null clears a nullable number)."""
+    layer: dict[str, tuple[Any, str]] = {}
+    for name, key in env_names(defaults).items():
         text = env.get(name, "")
         if not text.strip():
             continue
         value: Any = text
-        if key in FLOAT_KEYS or isinstance(defaults[key], (bool, int, float)):
+        if _kind(key, defaults[key]) is not str:
             try:
                 value = yaml.safe_load(text)
             except yaml.YAMLError:
                 value = text
-        layer[key] = (value, name)
+        if key in layer and layer[key][0] != value:
+            raise ConfigError(f"env {layer[key][1]} and {name} both set `{key}`, differently: unset one")
+        layer.setdefault(key, (value, name))
     return layer
+
+
+def unknown_env_warnings(env: dict[str, str] | os._Environ) -> list[str]:
+    """One line for each DSSTAR_* variable that sets nothing (a typo would otherwise be ignored in
+    silence), naming the closest that does. Only names are shown: a value could be a secret."""
+    import difflib
+
+    names = sorted(name for name in env if name.startswith(ENV_PREFIX) and name not in ENV_NOT_CONFIG)
+    known = env_names() if names else {}  # Most starts set none: no need to read the defaults then.
+    lines = []
+    for name in names:
+        if name not in known:
+            # Compared without the prefix, which every name shares and would make any two look alike.
+            close = difflib.get_close_matches(name[len(ENV_PREFIX):], [n[len(ENV_PREFIX):] for n in known], n=1)
+            hint = f"did you mean {ENV_PREFIX}{close[0]}?" if close else ("each key has one: llm.timeout_s is "
+                                                                        "DSSTAR_LLM_TIMEOUT_S")
+            lines.append(f"dsstar: warning: {name} is not a dsstar setting, ignored ({hint})")
+    return lines
 
 
 def load_config(
@@ -264,16 +333,17 @@ def load_config(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Config:
-    """Merge, key by key: defaults < user file < ./dsstar.yaml < --config < DSSTAR_* < flags."""
+    """Merge, key by key: defaults < user file < project file < --config < DSSTAR_* < flags."""
     env = os.environ if env is None else env
     defaults = default_values()
     values, sources = dict(defaults), {key: "default" for key in defaults}
-    for path in config_files(config_file, cwd or Path.cwd()):
+    files = config_files(config_file, cwd or Path.cwd())
+    for path, _ in files:
         _apply(values, sources, _flatten(_read_yaml(path)), str(path), defaults)
     for key, (value, name) in env_layer(env, defaults).items():
         _apply(values, sources, {key: value}, f"env {name}", defaults)
     _apply_flags(values, sources, overrides or {}, defaults)
-    return Config(values, sources)
+    return Config(values, sources, [(str(path), layer) for path, layer in files])
 
 
 def _apply_flags(values: dict, sources: dict, flags: dict[str, Any], defaults: dict) -> None:
@@ -290,7 +360,7 @@ def with_flags(config: Config, flags: dict[str, Any]) -> Config:
     """`config` with the flags that were given (not None) on top, validated as `load_config` does."""
     values, sources = dict(config.values), dict(config.sources)
     _apply_flags(values, sources, flags, default_values())
-    return Config(values, sources)
+    return Config(values, sources, list(config.files))
 
 
 def commented_default_text() -> str:

@@ -223,6 +223,10 @@ def _call(d: dict, view: RunView, now: float) -> Shown:
     return Shown()
 
 
+def _warning(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"warning: {d['message']}", style="yellow")
+
+
 def _retry(d: dict, view: RunView, now: float) -> Shown:
     """A failed model attempt as it happens, in yellow; the live view's status line then counts down
     the wait (see _StatusLine), so a silent server never looks like a model thinking."""
@@ -252,6 +256,7 @@ def _answer(d: dict, view: RunView, now: float) -> Shown:
 
 VIEWS: dict[str, View] = {
     "run_started": _run_started,
+    "warning": _warning,
     "resumed": _resumed,
     "analysis_started": _analysis_started,
     "file_described": _file_described,

@@ -147,7 +147,7 @@ def run_checks(config: Config) -> list[Check]:
 def check_sandbox(config: Config) -> Check:
     """Which isolation tiers this machine has, and whether sandbox.tier / sandbox.require can be met."""
     from dsstar_cli.errors import SetupError
-    from dsstar_cli.sandbox import tiers
+    from dsstar_cli.sandbox import memory_bound, tiers
 
     found = tiers.probe()
     listing = "; ".join(f"{t}: {'yes' if found.available.get(t) else 'no'} ({found.details.get(t)})"
@@ -157,7 +157,10 @@ def check_sandbox(config: Config) -> Check:
     except SetupError as exc:
         return Check("sandbox", False, f"{exc} [{listing}]")
     hint = "" if chosen == "strong" else f" — for the strong tier, {tiers.HOW_TO_GET_STRONG}"
-    return Check("sandbox", True, f"{chosen}{hint} [{listing}]")
+    warning = tiers.auto_warning(config["sandbox.tier"], chosen)
+    if warning:
+        hint = f" — warning: {warning}"
+    return Check("sandbox", True, f"{chosen}{hint} [{listing}]; {memory_bound.how_bounded()}")
 
 
 def check_engine(config: Config) -> Check:

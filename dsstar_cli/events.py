@@ -13,6 +13,7 @@ from typing import Any, Callable
 # Every kind the loop emits, in the order a run produces them.
 KINDS = (
     "run_started",      # question, data_dir, run_dir, max_rounds, models, resumed
+    "warning",          # source ("sandbox"), message: something the user should know about this run
     "resumed",          # rounds, steps: the checkpoint a resumed run continues from
     "analysis_started", # files
     "file_described",   # path, format, method, chars, error, cached, done, files

@@ -102,6 +102,7 @@ class RunResult:
     note: str | None = None            # what the answer refers to (year, unit, period): beside it, never in it
     assumptions: list[str] = field(default_factory=list)       # the choices the answer depends on
     alternatives: list[dict] = field(default_factory=list)     # {reading, answer}: printed, and different
+    warnings: list[str] = field(default_factory=list)          # what the user should know (the basic tier by auto)
     schema_version: int = SCHEMA_VERSION
     dsstar_version: str = __version__
 
@@ -202,6 +203,8 @@ RESULT_FIELDS: dict[str, tuple[dict, str]] = {
     "data_dir": ({"type": "string"}, "the data folder, resolved"),
     "artifacts": (_STRING_LIST, "files the scripts wrote (relative to run_dir), e.g. plots"),
     "sandbox": ({"type": "object", "required": ["level"]}, "how generated code was isolated"),
+    "warnings": (_STRING_LIST, "what the user should know about this run, e.g. that `sandbox.tier: auto` found "
+                 "nothing better than the basic tier here"),
     "error_kind": ({"type": ["string", "null"]}, "model_config, model_unreachable, internal (a dsstar bug), SIGINT or SIGTERM; else null"),
     "exit_code": ({"type": "integer"}, "the process exit code this result maps to"),
 }

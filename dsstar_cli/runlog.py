@@ -10,6 +10,10 @@ Layout:  <run_dir>/<id>/events.jsonl      one event per line, flushed as it happ
                         state.json         the checkpoint `dsstar resume` continues from
                         result.json        the final result (the `--json` object)
 
+While a process works on a run (`ask`, or `resume`), it holds events.jsonl locked (flock, released
+when the process ends, by kill -9 too): `dsstar runs rm` and `prune` leave such a run alone, and a
+second `resume` of a run still going is refused.
+
 A script may leave anything in work/, links included, so dsstar's own writes never follow a link:
 folders are opened one component at a time with O_NOFOLLOW, files are created with O_EXCL under a
 random name and renamed into place, and artifacts are collected without following links.
@@ -18,6 +22,7 @@ random name and renamed into place, and artifacts are collected without followin
 from __future__ import annotations
 
 import errno
+import fcntl
 import json
 import os
 import re
@@ -115,6 +120,16 @@ def claim_private_dir(folder: Path) -> None:
         os.chmod(folder, 0o700)
 
 
+def lock_journal(fd: int) -> bool:
+    """Lock the journal open as `fd` for this process (see the module's docstring); False when another
+    process holds it. The lock lasts while `fd` is open, whatever else happens to the folder."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
 # A folder for work that is not a run (a batch's shared analysis): hidden, never a run id, so
 # `dsstar runs` does not list it; removed when that work is done.
 SCRATCH_PREFIX = ".scratch-"
@@ -138,6 +153,9 @@ class RunFolder:
         except OSError as exc:
             verb = "reopen" if resume else "create"
             raise RunFolderError(f"cannot {verb} the run folder {path}: {exc.strerror or exc}") from exc
+        if not lock_journal(self._journal.fileno()):
+            self._journal.close()
+            raise RunFolderError(f"the run {path.name} is in use by another dsstar process (still running?)")
 
     @classmethod
     def create(cls, root: Path, prefix: str = "") -> "RunFolder":

@@ -202,6 +202,8 @@ def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", conf
     early(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                 "max_rounds": config.max_rounds, "models": models.names(),
                                 "resumed": resumed is not None, "sandbox": agent.executor.describe()}))
+    if agent.executor.warning:
+        early(Event("warning", {"source": "sandbox", "message": agent.executor.warning}))
     if check is not None:
         check.start()  # The question is out (the command line showed it): litellm's import now overlaps the rest.
     loop = None
@@ -258,6 +260,7 @@ def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", conf
         usage=_usage(models), models=models.names(), elapsed_s=_elapsed(clock),
         run_dir=str(run_folder.path), data_dir=str(data_dir), guidelines=guidelines,
         artifacts=run_folder.artifacts(), error_kind=outcome.error_kind, sandbox=agent.executor.describe(),
+        warnings=[agent.executor.warning] if agent.executor.warning else [],
     )
     result = redacted(result)
     run_folder.write("result.json", result.to_json())

@@ -1,6 +1,6 @@
-"""The correct answers to the README's example questions, computed from sample_data/ by the rules
-in sample_data/business_rules.md. `python tests/sample_answers.py` prints them; a test checks the
-README quotes exactly these."""
+"""The correct answers to the example questions of docs/sample-data.md, computed from sample_data/ by
+the rules in sample_data/business_rules.md. `python tests/sample_answers.py` prints them; a test
+checks that the page quotes exactly these."""
 
 from __future__ import annotations
 

@@ -16,15 +16,20 @@ from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
 
 SECRET = "sk-test-do-not-leak-0123456789"
+REPO = SAMPLE_DATA.parent.resolve()
 
 
 def cli_env(cwd: Path, **extra: str) -> dict[str, str]:
     """The environment a test's dsstar process gets: no API keys or DSSTAR_MODEL from the caller,
     config, cache and data folders of its own under `cwd` (the data dir takes run folders that
-    cannot go under run_dir)."""
+    cannot go under run_dir), and a temp dir of its own: the last fallback for run folders is
+    dsstar-UID in the temp dir, which `dsstar runs` lists, so a shared /tmp would let one test's
+    runs appear in another's history."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and k != "DSSTAR_MODEL"}
+    if cwd.resolve() != REPO:  # (Commands run from the checkout itself, such as `schema`, write nothing.)
+        (cwd / "xdg-tmp").mkdir(parents=True, exist_ok=True)
     env.update({"XDG_CONFIG_HOME": str(cwd / "xdg"), "XDG_CACHE_HOME": str(cwd / "xdg-cache"),
-                "XDG_DATA_HOME": str(cwd / "xdg-data"), "NO_COLOR": "1"}, **extra)
+                "XDG_DATA_HOME": str(cwd / "xdg-data"), "TMPDIR": str(cwd / "xdg-tmp"), "NO_COLOR": "1"}, **extra)
     return env
 
 

@@ -106,3 +106,18 @@ def test_a_bad_flag_value_is_a_usage_error_not_a_config_one(tmp_path):
     with pytest.raises(FlagValueError, match="^--max-rounds: `max_rounds` must be between") as err:
         load_config(overrides={"max_rounds": 0}, env={}, cwd=tmp_path)
     assert err.value.exit_code == 2
+
+
+def test_the_documented_table_of_variables_is_every_key_and_only_them():
+    """docs/configuration.md's table: one row per key, its variable DSSTAR_<KEY> (and the older short
+    name where there is one), nothing else; the names never collide."""
+    import re
+
+    from dsstar_cli.config import ENV_SHORT_NAMES, default_values, env_name
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(DSSTAR_\w+)`(?: \(or `(DSSTAR_\w+)`\))? \| `([\w.]+)` \|$", text, re.M)
+    short = {key: name for name, key in ENV_SHORT_NAMES.items()}
+    assert rows == [(env_name(key), short.get(key, ""), key) for key in default_values()]
+    names = [env_name(key) for key in default_values()] + list(ENV_SHORT_NAMES)
+    assert len(set(names)) == len(names)

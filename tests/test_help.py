@@ -7,6 +7,7 @@ import json
 import jsonschema
 
 from conftest import ROOT, SAMPLE_DATA
+from dsstar_cli import __version__
 from test_cli import dsstar
 
 
@@ -61,3 +62,35 @@ def test_doctor_json(tmp_path):
     assert proc.returncode == 4 and report["ok"] is False
     assert any(c["name"] == "api_base" and not c["ok"] and "is the server running?" in c["detail"]
                for c in report["checks"])
+
+
+def every_command() -> list[list[str]]:
+    """Every command and group of dsstar's, as words after `dsstar` (read from the app itself, so a
+    command added later is checked too)."""
+    import typer
+
+    from dsstar_cli.cli import app
+
+    found, todo = [], [([], typer.main.get_command(app))]
+    while todo:
+        words, command = todo.pop()
+        found.append(words)
+        for name, sub in getattr(command, "commands", {}).items():
+            todo.append(([*words, name], sub))
+    return sorted(found)
+
+
+def test_version_and_help_read_the_same_after_every_command(tmp_path):
+    """The README says -V is --version everywhere (issue 23: `dsstar ask -V` was refused), and a
+    flag shows no `<bool>` (`dsstar schema -h` showed `--help -h <bool>`)."""
+    commands = every_command()
+    assert ["ask"] in commands and ["runs", "show"] in commands and ["schema"] in commands
+    for words, flag in [(words, "-V") for words in commands] + [(["ask"], "--version")]:
+        version = dsstar(*words, flag, cwd=tmp_path)
+        assert (version.returncode, version.stdout, version.stderr) == (0, f"dsstar {__version__}\n", ""), \
+            (words, flag, version.stderr)
+    for words in commands:
+        shown = dsstar(*words, "-h", cwd=tmp_path, env_extra={"COLUMNS": "160"})
+        assert shown.returncode == 0 and "--help" in shown.stdout, words
+        assert "<bool>" not in shown.stdout, (words, shown.stdout)
+    assert "--version" in dsstar("-h", cwd=tmp_path).stdout  # Listed once, at the top.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -65,13 +66,13 @@ def test_an_answer_copied_from_the_output_runs_no_final_script(tmp_path):
     assert "dsstar: answered from the verified output, no script run\n" in plain.stderr
 
 
-def test_error_json_and_every_documented_field_is_in_the_readme():
-    readme = (ROOT / "README.md").read_text()
+def test_error_json_and_every_documented_field_is_in_the_scripting_docs():
+    page = (ROOT / "docs" / "scripting.md").read_text()
     printed = schema()
     assert len(printed["oneOf"]) == 3
     for part in printed["$defs"].values():
         for field in part["properties"]:
-            assert f"`{field}`" in readme, field
+            assert f"`{field}`" in page, field
 
 
 def test_exit_code_1_when_no_script_ever_runs(tmp_path):
@@ -195,17 +196,104 @@ def test_question_and_questions_file_are_exclusive(tmp_path):
 
 
 def test_config_show_names_sources_and_never_a_key(tmp_path):
-    (tmp_path / "dsstar.yaml").write_text("max_rounds: 4\napi_base: https://user:hunter2secret@proxy.example/v1\n")
-    proc = dsstar("config", "show", "--model", "openai/gpt-4.1", cwd=tmp_path,
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "dsstar.yaml").write_text("max_rounds: 4\napi_base: https://user:hunter2secret@proxy.example/v1\n")
+    proc = dsstar("config", "show", "--model", "openai/gpt-4.1", cwd=project,
                   env_extra={"OPENAI_API_KEY": SECRET, "DSSTAR_MODEL": "gemini/x"})
     assert proc.returncode == 0, proc.stderr
     assert "max_rounds" in proc.stdout and "dsstar.yaml)" in proc.stdout and "(flag --model)" in proc.stdout
     assert SECRET not in proc.stdout and "hunter2secret" not in proc.stdout
-    elsewhere = tmp_path / "elsewhere"
+    elsewhere = tmp_path / "elsewhere"  # Not below the project: its dsstar.yaml does not apply.
     elsewhere.mkdir()
     data = json.loads(dsstar("config", "show", "--json", cwd=elsewhere, env_extra={"DSSTAR_MODEL": "gemini/x"}).stdout)
     assert data["config"]["model"] == {"value": "gemini/x", "source": "env DSSTAR_MODEL"}
     assert data["credentials"]["gemini/x"]["credentials"].startswith("missing: set")
+
+
+def test_config_alone_is_config_show_as_runs_alone_lists_the_runs(tmp_path):
+    """`dsstar config` exited 2 with the help (issue 23); like `llm logs` (= `llm logs list`) and
+    `dsstar runs`, it now does its everyday job, and takes that command's options."""
+    (tmp_path / "dsstar.yaml").write_text("max_rounds: 4\n")
+    alone = dsstar("config", cwd=tmp_path)
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout == dsstar("config", "show", cwd=tmp_path).stdout and "max_rounds" in alone.stdout
+    as_json = dsstar("config", "--json", "-m", "openai/gpt-4.1", cwd=tmp_path)
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["config"]["max_rounds"]["value"] == 4
+    assert dsstar("runs", cwd=tmp_path).returncode == 0
+    listed = dsstar("config", "-h", cwd=tmp_path)
+    assert listed.returncode == 0 and "show" in listed.stdout and "init" in listed.stdout
+    wrong = dsstar("config", "shwo", cwd=tmp_path)  # A mistyped command is still refused as one.
+    assert wrong.returncode == 2 and "No such command" in wrong.stderr
+
+
+def test_every_key_has_a_variable_and_an_unknown_one_is_named_once(tmp_path):
+    """Only 9 keys had a DSSTAR_* variable and a mistyped one was ignored in silence (issue 23); now
+    each key has one, and a variable that sets nothing gets one warning line (its value never shown)."""
+    env = {"DSSTAR_LLM_RETRIES": "2", "DSSTAR_SANDBOX_TIER": "basic", "DSSTAR_ROLES_CODER_MODEL": "openai/x",
+           "DSSTAR_LLM_TIMEOUT_S": "30", "DSSTAR_LLM_MAX_TOKENS": "500", "DSSTAR_ANALYZER_CACHE": "false",
+           "DSSTAR_MAX_ROUND": SECRET, "DSSTAR_OPENAI_API_KEY": SECRET}
+    proc = dsstar("config", "show", "--json", cwd=tmp_path, env_extra=env)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)["config"]
+    assert {key: (shown[key]["value"], shown[key]["source"]) for key in (
+        "llm.retries", "sandbox.tier", "roles.coder.model", "llm.timeout_s", "llm.max_tokens", "analyzer.cache")} == {
+        "llm.retries": (2, "env DSSTAR_LLM_RETRIES"), "sandbox.tier": ("basic", "env DSSTAR_SANDBOX_TIER"),
+        "roles.coder.model": ("openai/x", "env DSSTAR_ROLES_CODER_MODEL"),
+        "llm.timeout_s": (30.0, "env DSSTAR_LLM_TIMEOUT_S"), "llm.max_tokens": (500, "env DSSTAR_LLM_MAX_TOKENS"),
+        "analyzer.cache": (False, "env DSSTAR_ANALYZER_CACHE")}
+    assert proc.stderr.splitlines() == [
+        "dsstar: warning: DSSTAR_MAX_ROUND is not a dsstar setting, ignored (did you mean DSSTAR_MAX_ROUNDS?)",
+        "dsstar: warning: DSSTAR_OPENAI_API_KEY is not a dsstar setting, ignored (each key has one: llm.timeout_s "
+        "is DSSTAR_LLM_TIMEOUT_S)"]
+    assert SECRET not in proc.stdout + proc.stderr
+    clash = dsstar("config", "show", cwd=tmp_path, env_extra={"DSSTAR_LLM_TIMEOUT": "3", "DSSTAR_LLM_TIMEOUT_S": "4"})
+    assert clash.returncode == 4 and "DSSTAR_LLM_TIMEOUT_S" in clash.stderr and "DSSTAR_LLM_TIMEOUT " in clash.stderr
+    quiet = dsstar("config", "show", cwd=tmp_path, env_extra={"DSSTAR_BIGDATA_GB": "2", "DSSTAR_LLM_TIMEOUT": "3"})
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_the_project_file_is_found_from_the_current_folder_upward_up_to_home(tmp_path):
+    """./dsstar.yaml was read from the current folder only (issue 23): from a project's subfolder
+    its settings were lost. Now the nearest above is used, as git finds .git, not past the home
+    folder, and `config show` names it."""
+    home = tmp_path / "home"
+    sub = home / "project" / "src" / "deep"
+    sub.mkdir(parents=True)
+    (tmp_path / "dsstar.yaml").write_text("max_rounds: 99\n")  # Above the home folder: never read.
+    env = {"HOME": str(home)}
+    show = lambda cwd: json.loads(dsstar("config", "show", "--json", cwd=cwd, env_extra=env).stdout)
+    assert show(sub)["config"]["max_rounds"]["value"] == 10 and show(sub)["files"] == []
+    (home / "dsstar.yaml").write_text("max_rounds: 7\n")
+    (home / "project" / "dsstar.yaml").write_text("max_rounds: 5\n")
+    found = show(sub)
+    project = str(home / "project" / "dsstar.yaml")
+    assert found["config"]["max_rounds"] == {"value": 5, "source": project}
+    assert found["files"] == [{"path": project, "layer": "project"}]
+    text = dsstar("config", cwd=sub, env_extra=env).stdout
+    assert f"config files: {project} (project)\n" in text
+    assert show(home / "project")["config"]["max_rounds"]["value"] == 5  # The current folder's own, as before.
+    (home / "project" / "dsstar.yaml").unlink()
+    assert show(sub)["config"]["max_rounds"]["value"] == 7  # The home folder's is the last one looked at.
+
+
+def test_a_project_file_above_that_others_can_write_is_refused(tmp_path):
+    """A dsstar.yaml someone else left in a shared folder above (like /tmp) could point runs at
+    their server: one above the current folder must be the user's and writable only by them."""
+    shared, mine = tmp_path / "shared", tmp_path / "shared" / "my-work"
+    mine.mkdir(parents=True)
+    planted = shared / "dsstar.yaml"
+    planted.write_text("api_base: http://attacker.example/v1\n")
+    planted.chmod(0o666)
+    refused = dsstar("config", "show", cwd=mine)
+    assert refused.returncode == 4 and "writable by anyone" in refused.stderr and "attacker" not in refused.stdout
+    if os.getuid() == 0:  # Only root can give a file to another user.
+        planted.chmod(0o644)
+        os.chown(planted, 65534, 65534)
+        other = dsstar("config", "show", cwd=mine)
+        assert other.returncode == 4 and "owned by another user" in other.stderr
+    chosen = dsstar("config", "show", "--json", "--config", str(planted), cwd=mine)  # Named: the user's choice.
+    assert json.loads(chosen.stdout)["files"] == [{"path": str(planted), "layer": "--config"}]
 
 
 def test_config_show_names_the_endpoint_and_credential_variable_in_use(tmp_path):

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from dsstar_cli import fdtree
-from dsstar_cli.sandbox import duckdb_setup, tiers, workfolder
+from dsstar_cli.sandbox import duckdb_setup, memory_bound, tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
 from dsstar_cli.sandbox.query_server import QueryEngine, QueryServer
@@ -62,7 +62,7 @@ class Executor:
     def __init__(self, workdir: Path, data_dir: Path, timeout_s: float, memory_mb: int = 4096,
                  max_output_bytes: int = 1_000_000, tier: str = "auto", require: str = "basic",
                  warm: bool = True, max_workdir_mb: int = 2048, scripts_dir: Path | None = None,
-                 follow_links: bool = False, strong_backend: str = "auto"):
+                 follow_links: bool = False, strong_backend: str = "auto", memory_cgroup: bool = True):
         workdir.mkdir(parents=True, exist_ok=True)
         self.workdir = workdir.resolve()
         self.data_dir = data_dir.resolve()
@@ -70,10 +70,12 @@ class Executor:
         self.scripts_dir.mkdir(parents=True, exist_ok=True)
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
+        self.memory_cgroup = memory_cgroup  # False: the worker's watchdog even where a cgroup could be made.
         self.max_output_bytes = max_output_bytes
         self.max_workdir_mb = max_workdir_mb
         self._secrets = secret_values()
         self.tier = tiers.for_scripts(tier, require)
+        self.warning = tiers.auto_warning(tier, self.tier)  # Basic chosen by `auto`: said on every run.
         self.backend = tiers.strong_backend(strong_backend) if self.tier == "strong" else None
         self.warm = warm
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])
@@ -89,7 +91,7 @@ class Executor:
 
     def _new_worker(self, once: bool) -> WarmWorker:
         return WarmWorker(self.tier, self.workdir, self.readable, self._log, self.uid, once=once,
-                          backend=self.backend)
+                          backend=self.backend, memory_mb=self.memory_mb, cgroup=self.memory_cgroup)
 
     def describe(self) -> dict:
         """What the result and the run folder report as `sandbox`."""
@@ -99,6 +101,7 @@ class Executor:
             detail = found.layers + (" + network namespace" if tiers.network_namespace_works() else "")
         return {"level": self.tier, "detail": detail, "warm_worker": self.warm,
                 "user": "unprivileged (nobody)" if self.uid is not None else f"uid {os.geteuid()}",
+                "limits": memory_bound.how_bounded(self.memory_cgroup, nobody=self.uid is not None),
                 "available": [t for t in tiers.TIERS if found.available.get(t)]}
 
     def _unprivileged_uid(self) -> int | None:

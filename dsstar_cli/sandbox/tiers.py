@@ -9,11 +9,13 @@ medium  no namespaces: Landlock allows reading only the same allowlist and writi
         folder, seccomp refuses sockets, tracing, devices, mounts, and what Landlock does not
         govern (chmod/chown/utime, extended attributes, SysV IPC, socketpair and addressed sends,
         inotify/fanotify), no capabilities; a private network namespace when the machine allows
-        one. Promises it cannot keep (MEDIUM_GAPS): a script can stat any path (metadata is not
-        Landlock's), and memory is capped per process, not for its processes together.
+        one. The promise it cannot keep (MEDIUM_GAPS): a script can stat any path (metadata is
+        not Landlock's).
 basic   rlimits, a clean environment, no capabilities, a separate session, an unprivileged user
         when we run as root and the data allows it, and the data-integrity check around every
-        script. Nothing stops a script reading what the user can read.
+        script. Not contained (BASIC_GAPS): a script can read and write whatever the user can,
+        reach the network and signal the user's processes; `auto` ending here warns on every run.
+Every tier bounds memory_mb for a script's processes together (memory_bound.py).
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ STRONG_BACKENDS = ("namespaces", "bubblewrap")  # In the order `auto` tries them
 WORKER = Path(__file__).with_name("worker.py")
 # What the medium tier does not contain, said wherever the tier is described (doctor, README).
 MEDIUM_GAPS = ("not contained: a script can read the metadata of any file (stat: size, owner, times, "
-               "whether it exists); memory_mb caps each process, not a script's processes together")
+               "whether it exists)")
 HOW_TO_GET_STRONG = ("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or "
                      "kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu), or install bubblewrap")
+# What the basic tier does not contain, said on every run `auto` ends there, by doctor and the README.
+BASIC_GAPS = "a script can read and write whatever you can, reach the network and signal your processes"
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ def probe() -> TierProbe:
     available["medium"] = abi >= 1 and filters
     details["medium"] = (f"{layers} (+ a network namespace where allowed); {MEDIUM_GAPS}" if available["medium"] else
                          "Landlock (Linux >= 5.13) and seccomp are needed" if linux else "not Linux")
-    details["basic"] = "rlimits, clean environment, no capabilities, integrity check"
+    details["basic"] = f"rlimits, clean environment, no capabilities, integrity check; not contained: {BASIC_GAPS}"
     return TierProbe(available, details, abi, backend, layers)
 
 
@@ -134,6 +138,15 @@ def for_scripts(requested: str, required: str) -> str:
     """The tier this machine gives scripts: `choose`, except that without Linux's pidfd only basic exists."""
     linux = sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
     return choose(requested if linux else "basic", required)
+
+
+def auto_warning(requested: str, chosen: str) -> str | None:
+    """The line every run prints when `auto` found nothing better than basic: basic must be a choice,
+    so it says what is not contained and how to get more, or to accept it (which silences it)."""
+    if requested != "auto" or chosen != "basic":
+        return None
+    return (f"the sandbox is the basic tier (no Landlock and seccomp, no namespaces here): {BASIC_GAPS}. "
+            f"For more, {HOW_TO_GET_STRONG} (or use Linux >= 5.13 for Landlock); to accept it, set sandbox.tier: basic")
 
 
 def choose(requested: str, required: str) -> str:

@@ -4,8 +4,8 @@ paying ~300 ms of imports; cold (`once`), it serves a single script and ends. It
 generated code itself.
 
 Run as `python -I worker.py CONFIG_JSON`. It imports only the standard library and its sibling
-modules (namespaces, landlock, seccomp, privileges, duckdb_setup, and what scripts import as `dsstar`:
-dsstar.py, query_channel.py, readonly_sql.py), found next to this file, so it also runs inside bubblewrap. CONFIG_JSON says:
+modules (namespaces, landlock, seccomp, privileges, duckdb_setup, memory_bound, and what scripts
+import as `dsstar`: dsstar.py, query_channel.py, readonly_sql.py), found next to this file, so it also runs inside bubblewrap. CONFIG_JSON says:
 
   fd          its end of the Unix socket to the executor
   isolation   "namespaces" (strong, built in), "bubblewrap" (strong, already inside bwrap),
@@ -15,17 +15,21 @@ dsstar.py, query_channel.py, readonly_sql.py), found next to this file, so it al
   ungoverned  also refuse what Landlock does not govern (seccomp.py); network "isolate": a private network namespace
   uid, keep_uid        who we are outside, and the unprivileged user scripts may be given
   preload     modules to import once; once: serve one script and end
+  memory_mb   the bound on a script's processes together; cgroup: descriptors of the group its
+              processes join (memory_bound.py), or absent: the worker watches their memory itself
+  cgroup_files  what DuckDB reads of that group (readable in the medium tier)
 
 Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RIGHTS, and with
-engine: spark the script's end of the query channel) it forks a child that starts a new session,
-takes the pipes as fd 1/2 (the channel as fd 3), closes every other descriptor, sets
-rlimits, changes to the work folder, becomes the unprivileged user when told, drops every
-capability, enters a Landlock domain of its own (so it can neither signal nor trace the worker),
-installs the seccomp filter, has DuckDB configured for the sandbox when the script imports it
-(duckdb_setup.py), tells `dsstar` (dsstar.py) where its queries go and runs the code as __main__. The worker answers {"pid"} and then
-{"status"}; {"kill": true} ends the child early. Afterwards every process the script left behind
-is killed: with namespaces the worker is the pid namespace's first process and kills all the
-others; otherwise it is a child subreaper and kills its group and the orphans re-parented to it.
+engine: spark the script's end of the query channel) it forks a child (in the worker's memory cgroup, when there is one) that starts a new session, takes the pipes as fd
+1/2 (the channel as fd 3), closes every other descriptor, sets rlimits, changes to the work folder, becomes the
+unprivileged user when told, drops every capability, enters a Landlock domain of its own (so it can
+neither signal nor trace the worker), installs the seccomp filter, has DuckDB configured for the
+sandbox when the script imports it (duckdb_setup.py), tells `dsstar` (dsstar.py) where its queries go, and runs the code as __main__. The worker
+answers {"pid"} and then {"status"} (with "memory": a line for the script's stderr when its
+processes together passed memory_mb and were killed); {"kill": true} ends the child early.
+Afterwards every process the script left behind is killed: with namespaces the worker is the pid
+namespace's first process and kills all the others; otherwise it is a child subreaper and kills its
+group and the orphans re-parented to it.
 """
 
 import builtins
@@ -47,6 +51,7 @@ import dsstar as script_api  # noqa: E402 - what scripts import as `dsstar` (dss
 import duckdb_setup  # noqa: E402
 import query_channel  # noqa: E402
 import landlock  # noqa: E402
+import memory_bound  # noqa: E402
 import namespaces  # noqa: E402
 import privileges  # noqa: E402
 import seccomp  # noqa: E402
@@ -78,7 +83,7 @@ def allowlist(config, for_script):
     private = config["isolation"] != "landlock"
     readable = config["readable"] + DEVICES_READ + (["/proc"] if private or not for_script else [])
     if not private:  # Without them DuckDB aborts on its first connection.
-        readable += duckdb_setup.cgroup_files()
+        readable += duckdb_setup.cgroup_files() + config.get("cgroup_files", [])
     writable = config["writable"] + DEVICES_WRITE + (["/tmp", "/dev/shm"] if private else [])
     return readable, writable
 
@@ -233,12 +238,15 @@ def _reap():
             return reaped
 
 
-def wait_child(sock, pid):
-    """The child's exit status, killing its group early when the executor asks."""
+def wait_child(sock, pid, watch):
+    """(The child's exit status, the line saying its processes passed memory_mb or None), killing
+    its group early when the executor asks or when `watch` finds them over the bound (the sweep
+    after it ends the rest)."""
     pidfd = os.pidfd_open(pid)
+    over = None
     try:
         while True:
-            ready, _, _ = select.select([pidfd] + ([sock] if sock else []), [], [])
+            ready, _, _ = select.select([pidfd] + ([sock] if sock else []), [], [], memory_bound.WATCH_S)
             if sock in ready:
                 message = sock.recv(65536)
                 if not message or b"kill" in message:
@@ -246,7 +254,11 @@ def wait_child(sock, pid):
                     if not message:
                         sock = None  # The executor is gone; still reap, then serve() ends.
             if pidfd in ready:
-                return os.waitpid(pid, 0)[1]
+                return os.waitpid(pid, 0)[1], over or watch.over()
+            if over is None:
+                over = watch.over()
+                if over:
+                    _kill(lambda: os.killpg(pid, signal.SIGKILL))
     finally:
         os.close(pidfd)
 
@@ -272,6 +284,7 @@ def serve(config, sock):
         # A stop that came right behind the script, in the same read, is for this script.
         killed = any("kill" in m for m in messages[codes[-1] + 1:])
         sys.stdout.flush()
+        watch = memory_bound.Watch(config.get("memory_mb"), config.get("cgroup"))
         pid = os.fork()
         if pid == 0:
             sock.close()
@@ -281,9 +294,9 @@ def serve(config, sock):
         if killed:
             _kill(lambda: os.kill(pid, signal.SIGKILL))
         send(sock, {"pid": pid})
-        status = wait_child(sock, pid)
+        status, over = wait_child(sock, pid, watch)
         sweep(pid, init)
-        send(sock, {"status": status})
+        send(sock, {"status": status, **({"memory": over} if over else {})})
         if config.get("once"):
             return
 
@@ -340,6 +353,7 @@ def main():
                 __import__(module)
             except Exception:  # A missing optional library only costs its import time later.
                 pass
+        memory_bound.join(config.get("cgroup"))  # After the preloads: only what its scripts hold counts.
         if config.get("landlock"):  # The worker's own domain; each script nests one inside it.
             landlock.restrict(*allowlist(config, for_script=False), config["landlock"])
     except OSError as exc:

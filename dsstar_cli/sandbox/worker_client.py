@@ -1,5 +1,6 @@
-"""The executor's side of the warm worker: start it inside the chosen tier, send it one script at
-a time with the pipes for its output, enforce the deadline, and restart it if it ever dies."""
+"""The executor's side of the warm worker: start it inside the chosen tier (with the cgroup that
+bounds its scripts' memory together, where one can be made), send it one script at a time with the
+pipes for its output, enforce the deadline, and restart it if it ever dies."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from dsstar_cli.deadlines import POLL_S
 from dsstar_cli.errors import SetupError, stop_signal
-from dsstar_cli.sandbox import tiers
+from dsstar_cli.sandbox import memory_bound, tiers
 from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environment
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -42,11 +43,14 @@ def bubblewrap_argv(readable: list[str], workdir: Path) -> list[str]:
 
 
 def worker_config(tier: str, workdir: Path, readable: list[str], uid: int | None, once: bool,
-                  backend: str | None = None) -> dict:
-    """What the worker enforces for `tier` (see worker.py for the keys)."""
+                  backend: str | None = None, memory_mb: int | None = None,
+                  cgroup: memory_bound.Cgroup | None = None) -> dict:
+    """What the worker enforces for `tier` (see worker.py for the keys; the cgroup's descriptors
+    are added at each start)."""
     found = tiers.probe()
     config = {"preload": [] if once else PRELOAD, "once": once, "readable": readable,
-              "writable": [str(workdir)], "keep_uid": uid, "tmp_mb": PRIVATE_TMP_MB}
+              "writable": [str(workdir)], "keep_uid": uid, "tmp_mb": PRIVATE_TMP_MB, "memory_mb": memory_mb,
+              "cgroup_files": cgroup.limit_files() if cgroup else []}
     if tier == "strong":
         config.update(isolation=backend or found.strong_backend, landlock=found.landlock_abi, seccomp=True)
     elif tier == "medium":
@@ -61,9 +65,12 @@ class WarmWorker:
     """One worker process in the tier's isolation; `once` makes it a cold one, for a single script."""
 
     def __init__(self, tier: str, workdir: Path, readable: list[str], log: Path, uid: int | None = None,
-                 once: bool = False, backend: str | None = None):
+                 once: bool = False, backend: str | None = None, memory_mb: int | None = None,
+                 cgroup: bool = True):
         self.tier, self.workdir, self.log = tier, workdir, log
-        self.config = worker_config(tier, workdir, readable, uid, once, backend)
+        # memory_mb for the scripts' processes together: a cgroup's, else the worker's watchdog.
+        self.cgroup = memory_bound.Cgroup.make(memory_mb) if memory_mb and cgroup else None
+        self.config = worker_config(tier, workdir, readable, uid, once, backend, memory_mb, self.cgroup)
         self.proc: subprocess.Popen | None = None
         self.sock: socket.socket | None = None
         self.mark = secrets.token_hex(12)  # In the environment of every process of this worker's scripts.
@@ -71,12 +78,15 @@ class WarmWorker:
 
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
-        argv = [sys.executable, "-I", str(WORKER), json.dumps({**self.config, "fd": theirs.fileno()})]
+        cgroup = self.cgroup.open() if self.cgroup else None
+        config = {**self.config, "fd": theirs.fileno(), "cgroup": cgroup}
+        argv = [sys.executable, "-I", str(WORKER), json.dumps(config)]
         if self.config["isolation"] == "bubblewrap":
             argv = bubblewrap_argv(self.config["readable"], self.workdir) + argv
         env = {**clean_environment(self.workdir), "TMPDIR": str(self.workdir), MARK: self.mark}
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(argv, pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL,
+            inherited = (theirs.fileno(), *(cgroup["procs"] + [cgroup["events"]] if cgroup else []))
+            self.proc = subprocess.Popen(argv, pass_fds=inherited, env=env, stdin=subprocess.DEVNULL,
                                          stdout=log, stderr=log, cwd=self.workdir, start_new_session=True)
         theirs.close()
         self.sock, self._ready, self._partial = ours, False, b""
@@ -132,6 +142,7 @@ class WarmWorker:
         if stop is not None and stop.is_set():
             raise stop_signal(stop)  # Asked to stop before the script was sent: it never runs.
         started = time.monotonic()
+        kills = self.cgroup.oom_kills() if self.cgroup else 0
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         request = {"code": code, "filename": filename, "workdir": str(self.workdir), "limits": limits, "uid": uid,
@@ -148,18 +159,24 @@ class WarmWorker:
             os.close(err_w)
         for reader in readers:
             reader.start()
-        status, timed_out = self._wait(started + timeout_s, stop)
+        status, timed_out, over = self._wait(started + timeout_s, stop)
+        if status is None and not over and self.cgroup and self.cgroup.oom_kills() > kills:
+            over = memory_bound.over_line(self.cgroup.limit_mb)  # The kernel picked the worker itself.
         for reader in readers:
             reader.join(timeout=2)
         if stop is not None and stop.is_set():
             raise stop_signal(stop)
         exit_code = None if timed_out or status is None else os.waitstatus_to_exitcode(status)
-        return Execution(ok=exit_code == 0 and not timed_out, exit_code=exit_code, stdout=readers[0].text(),
-                         stderr=readers[1].text(), seconds=time.monotonic() - started, timed_out=timed_out)
+        stderr = readers[1].text()
+        if over:  # Said where the script's own errors are, as the kernel's MemoryError would be.
+            stderr += ("" if stderr.endswith("\n") or not stderr else "\n") + over + "\n"
+        return Execution(ok=exit_code == 0 and not timed_out and not over, exit_code=exit_code,
+                         stdout=readers[0].text(), stderr=stderr, seconds=time.monotonic() - started,
+                         timed_out=timed_out)
 
-    def _wait(self, deadline: float, stop: threading.Event | None) -> tuple[int | None, bool]:
-        """(wait status, timed out). Past the deadline, or on a stop request, the worker kills the
-        script's processes."""
+    def _wait(self, deadline: float, stop: threading.Event | None) -> tuple[int | None, bool, str | None]:
+        """(wait status, timed out, the worker's line when the script's processes passed memory_mb).
+        Past the deadline, or on a stop request, the worker kills the script's processes."""
         timed_out = False
         while True:
             remaining = deadline - time.monotonic()
@@ -171,7 +188,7 @@ class WarmWorker:
             except socket.timeout:
                 if timed_out:  # The worker itself is stuck: end it; the next script gets a new one.
                     self._kill()
-                    return None, True
+                    return None, True, None
                 if time.monotonic() < deadline and not (stop is not None and stop.is_set()):
                     continue  # Only a look at the stop request.
                 timed_out = True
@@ -179,9 +196,9 @@ class WarmWorker:
                 continue
             except (OSError, ValueError):
                 self._kill()
-                return None, timed_out
+                return None, timed_out, None
             if "status" in reply:
-                return reply["status"], timed_out
+                return reply["status"], timed_out, reply.get("memory")
 
     def _kill(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -206,6 +223,9 @@ class WarmWorker:
                 self._kill()
             self.proc = None
         self._last_sweep()
+        if self.cgroup:  # Empty now: the worker and every script's process are gone.
+            self.cgroup.remove()
+            self.cgroup = None
 
     def _last_sweep(self) -> None:
         """Without a pid namespace (medium, basic) nothing else kills what a dead worker's scripts left."""

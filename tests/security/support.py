@@ -183,6 +183,21 @@ class Listeners:
             server.close()
 
 
+def memory_held(pids: list[int]) -> int:
+    """Bytes the processes hold together: each one's proportional set size (a page shared by n
+    processes counts 1/n in each) where this process may read it, else its resident size."""
+    total = 0
+    for pid in pids:
+        rollup = _read(f"/proc/{pid}/smaps_rollup")
+        pss = [line.split()[1] for line in rollup.splitlines() if line.startswith(b"Pss:")]
+        if pss:
+            total += int(pss[0]) * 1024
+            continue
+        statm = _read(f"/proc/{pid}/statm").split()
+        total += int(statm[1]) * os.sysconf("SC_PAGE_SIZE") if len(statm) > 1 else 0
+    return total
+
+
 def attempts(done: str) -> str:
     """Code for a hostile script: `attempt(what, action)` tries `action` and prints `<done> what`
     when the kernel lets it through, `refused what <why>` when it refuses."""
