@@ -82,6 +82,11 @@ def _strict_opt():
                         "gives a different answer (see \"alternatives\" in --json).")
 
 
+def _engine_opt():
+    return typer.Option(None, "--engine", help="Where scripts' queries run: duckdb (embedded, the default) or "
+                        "spark (Spark Connect at spark.remote).")
+
+
 def _debug_opt():
     return typer.Option(False, "--debug", help="Show tracebacks for errors.")
 
@@ -239,8 +244,9 @@ def _print_line(line: str) -> None:
 
 @app.command(cls=Command, epilog=EXIT_CODE_HELP)
 def ask(
-    data_dir: Path = typer.Argument(..., metavar="DATA_DIR",
-                                    help="Folder of data files (read-only: it is never modified)."),
+    data_dir: str = typer.Argument(..., metavar="DATA_DIR",
+                                   help="Folder of data files (read-only: it is never modified); with --engine "
+                                   "spark, a location the cluster reads (s3a://..., hdfs://..., a shared path)."),
     question: Optional[str] = typer.Argument(None, metavar="QUESTION", help="The question, in plain language "
                                              "(`-`, or none with a pipe: read from stdin)."),
     model: Optional[str] = _model_opt(),
@@ -276,6 +282,7 @@ def ask(
                                  "their tokens and cost (stderr); send nothing."),
     report: Optional[Path] = typer.Option(None, "--report", metavar="FILE.html", help="Also write the run as a "
                                           "self-contained HTML page (as `dsstar runs report`)."),
+    engine: Optional[str] = _engine_opt(),
     strict: bool = _strict_opt(),
     debug: bool = _debug_opt(),
 ) -> None:
@@ -303,7 +310,7 @@ def ask(
                                                **_links_flag(follow_links), **_budget_flags(
                                                    max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
             asked = [(None, question, guidelines)] if questions is None else batch_questions(questions, out)
-            return run_dry(data_dir, asked, config, emit, STARTED)
+            return run_dry(Path(data_dir), asked, config, emit, STARTED)
 
         _show_dry_run(dry, as_json=as_json, silent=silent, debug=debug, question=question)
         return
@@ -312,7 +319,7 @@ def ask(
         if (question is None) == (questions is None):
             raise UsageError("give either a QUESTION or --questions FILE")
         config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
-                                           **_links_flag(follow_links),
+                                           **_links_flag(follow_links), "engine": engine,
                                            **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
         if questions is not None and report is not None:
             raise UsageError("--report writes one run's page: for a batch, use `dsstar runs report ID` per run")
@@ -321,7 +328,9 @@ def ask(
 
             if followed:
                 raise UsageError("--questions does not take --continue or --follow: ask follow-ups one at a time")
-            raise typer.Exit(ask_file(data_dir, questions, config, workers, out, _print_line,
+            if config["engine"] != "duckdb":
+                raise UsageError("--questions is not supported on engine: spark yet: ask one question at a time")
+            raise typer.Exit(ask_file(Path(data_dir), questions, config, workers, out, _print_line,
                                       _note("dsstar", silent), strict, fresh))
         from dsstar_cli.runner import AskRequest, ask as run_ask
 
@@ -810,13 +819,14 @@ def doctor(
     model: Optional[str] = typer.Option(None, "--model", "-m", help="litellm model id to check."),
     api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible server to check."),
     config_file: Optional[Path] = _config_opt(),
+    engine: Optional[str] = _engine_opt(),
     as_json: bool = _json_opt('Print {"ok": ..., "checks": [{"name", "ok", "detail"}]} as JSON.'),
 ) -> None:
-    """Check the model, its credentials, the server, the sandbox and the run folder; say what to fix."""
+    """Check the model, its credentials, the server, the sandbox, the query engine and the run folder; say what to fix."""
     from dsstar_cli.doctor import run_checks
 
     try:
-        config = load_config(config_file, {"model": model, "api_base": api_base})
+        config = load_config(config_file, {"model": model, "api_base": api_base, "engine": engine})
     except DsstarError as exc:
         _fail(exc, as_json, False)
     checks = run_checks(config)

@@ -13,6 +13,7 @@ a wrong type is an error that names the key instead of a silently ignored settin
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -25,6 +26,8 @@ from dsstar_cli.errors import SetupError, UsageError
 ROLES = ("analyzer", "planner", "coder", "verifier", "router", "debugger", "finalizer")
 ANALYZER_MODES = ("auto", "builtin", "llm")
 SANDBOX_TIERS = ("strong", "medium", "basic")
+ENGINES = ("duckdb", "spark")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 APP_NAME = "dsstar"
 # How the command line spells the keys it can override (for error messages and `sources`).
 FLAG_NAMES = {
@@ -37,6 +40,7 @@ FLAG_NAMES = {
     "follow_links": "--follow-links",
     "budget.max_cost_usd": "--max-cost",
     "budget.timeout_s": "--timeout",
+    "engine": "--engine",
 }
 
 # The environment: every key has a variable, DSSTAR_ and the key in capitals with `_` for `.`
@@ -51,7 +55,8 @@ ENV_SHORT_NAMES = {
 }
 # DSSTAR_ variables that are not configuration, so not warned about: the mark of a sandboxed
 # script's process, and the settings of dsstar's own tests and benchmarks.
-ENV_NOT_CONFIG = ("DSSTAR_SANDBOX", "DSSTAR_BIGDATA_GB", "DSSTAR_BIGDATA_SIZES", "DSSTAR_BENCH_TMP")
+ENV_NOT_CONFIG = ("DSSTAR_SANDBOX", "DSSTAR_BIGDATA_GB", "DSSTAR_BIGDATA_SIZES", "DSSTAR_BENCH_TMP",
+                  "DSSTAR_ENGINE_BENCH_ROWS")
 
 # Numeric bounds checked after merging: (low, high) inclusive.
 BOUNDS: dict[str, tuple[float, float]] = {
@@ -77,6 +82,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "sandbox.max_run_folder_mb": (1, 10_000_000),
     "sandbox.max_output_bytes": (1000, 1_000_000_000),
     "sandbox.prompt_output_chars": (200, 1_000_000),
+    "query.max_rows": (1, 10_000_000),
+    "query.max_mb": (1, 4096),
 }
 # Keys that take any number although their default is written as a whole number.
 FLOAT_KEYS = {"analyzer.file_timeout_s", "code_timeout_s", "llm.timeout_s", "llm.temperature", "llm.retry_max_delay_s",
@@ -84,7 +91,7 @@ FLOAT_KEYS = {"analyzer.file_timeout_s", "code_timeout_s", "llm.timeout_s", "llm
 # Keys whose value may be null in any layer (everything else keeps the default's type).
 NULLABLE = {"model", "api_base", "run_dir", "llm.temperature", "llm.max_tokens", "analyzer.cache_dir",
             "budget.max_cost_usd", "budget.timeout_s",
-            "retriever.embedding_model"} | {
+            "retriever.embedding_model", "spark.remote", "spark.token_env"} | {
     f"roles.{r}.model" for r in ROLES
 }
 
@@ -174,6 +181,14 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
                           ("sandbox.strong_backend", ("auto", "namespaces", "bubblewrap"))):
         if key == name and value not in allowed:
             raise ConfigError(f"{origin}: `{name}` must be one of {', '.join(allowed)}, not {value!r}")
+    if key == "engine" and value not in ENGINES:
+        raise ConfigError(f"{origin}: `engine` must be one of {', '.join(ENGINES)}, not {value!r}")
+    if key == "spark.remote" and not (isinstance(value, str) and value.startswith("sc://")):
+        raise ConfigError(f"{origin}: `spark.remote` must be a Spark Connect address, sc://host:15002, "
+                          f"not {value!r}")
+    if key == "spark.token_env" and not (isinstance(value, str) and ENV_NAME.match(value)):
+        raise ConfigError(f"{origin}: `spark.token_env` is the NAME of an environment variable holding the "
+                          "token (e.g. SPARK_CONNECT_TOKEN), not the token itself")
     if key == "analyzer.mode" and value not in ANALYZER_MODES:
         raise ConfigError(f"{origin}: `analyzer.mode` must be one of {', '.join(ANALYZER_MODES)}, not {value!r}")
     kind = _kind(key, default)

@@ -139,6 +139,7 @@ def run_checks(config: Config) -> list[Check]:
     if config["api_base"]:
         checks.append(check_api_base(config["api_base"], probed))
     checks.append(check_sandbox(config))
+    checks.append(check_engine(config))
     checks.append(check_run_dir(config))
     return checks
 
@@ -160,6 +161,37 @@ def check_sandbox(config: Config) -> Check:
     if warning:
         hint = f" — warning: {warning}"
     return Check("sandbox", True, f"{chosen}{hint} [{listing}]; {memory_bound.how_bounded()}")
+
+
+def check_engine(config: Config) -> Check:
+    """Where scripts' queries run. With Spark: connect, and say the version and what the session
+    sees (its catalog and databases), or the one line why not."""
+    from dsstar_cli import engine
+    from dsstar_cli.errors import SetupError
+
+    try:
+        found = engine.settings(config)
+        if not found.is_spark:
+            import duckdb
+
+            return Check("engine", True, f"duckdb {duckdb.__version__}, embedded: scripts query the data folder "
+                                         "inside their sandbox (dsstar.sql)")
+        from dsstar_cli.engine.spark import SparkEngine
+
+        spark = SparkEngine.connect(found)
+    except SetupError as exc:
+        return Check("engine", False, str(exc))
+    try:
+        catalog, databases = spark.catalog_summary()
+    except Exception as exc:  # noqa: BLE001 - connected, but the catalog would not say: still one line.
+        return Check("engine", True, f"spark {spark.version} at {found.shown_remote()}; its catalog would not "
+                                     f"list: {spark.error_text(exc)}")
+    finally:
+        spark.close()
+    return Check("engine", True, f"spark {spark.version} at {found.shown_remote()}: catalog {catalog}, "
+                                 f"{len(databases)} database(s) ({', '.join(databases[:5])}"
+                                 f"{', ...' if len(databases) > 5 else ''}); queries go from dsstar's process, "
+                                 "scripts get no network")
 
 
 def provider_of(model: str) -> str | None:

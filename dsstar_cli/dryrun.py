@@ -25,6 +25,9 @@ from dsstar_cli.model import Messages
 from dsstar_cli.model_check import check_model
 from dsstar_cli.result import SCHEMA_VERSION
 from dsstar_cli.roles import planner
+from dsstar_cli.engine import EngineSettings
+from dsstar_cli.engine.note import prompt_note
+from dsstar_cli.engine.tables import duckdb_setup
 from dsstar_cli.roles.context import build_context
 from dsstar_cli.runner import analyzer_limits, check_data_folder, check_question, check_usable, description_cache
 from dsstar_cli.sandbox import tiers
@@ -109,6 +112,9 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
     sandbox = tiers.for_scripts(config["sandbox.tier"], config["sandbox.require"])  # Fails as a real run would.
     files, analyzer_calls = analyse(folder, config, emit, started)
     check_usable(files, folder)  # Refused as a real run would be.
+    # The local analyzer and DuckDB's tables, whatever the engine (README, 'Past one machine').
+    caps = EngineSettings("duckdb", max_rows=config["query.max_rows"], max_bytes=config["query.max_mb"] << 20)
+    engine_note = prompt_note(duckdb_setup(files, str(folder), caps.max_rows, caps.max_bytes))
     if analyzer_calls:
         notes.append(f"{len(analyzer_calls)} file(s) only the model can describe: a real run's planner sees the "
                      "model's description where these prompts say it makes none")
@@ -122,7 +128,7 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
                              "(a model call); this dry run ranked them by BM25, so the files shown may differ")
         context = build_context(question, guidelines, str(folder), selection,
                                 config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
-                                config["retriever.max_description_tokens"])
+                                config["retriever.max_description_tokens"], engine_note)
         dry.selections.append(selection)
         dry.calls.append(Call(planner.ROLE, config.model_for(planner.ROLE), planner.first_step_messages(context),
                               question, qid))

@@ -45,9 +45,10 @@ FROM_SCRIPT, FROM_OUTPUT = "final_script", "solution_output"
 @dataclass
 class Task:
     question: str
-    data_dir: Path
+    data_dir: Path | str     # a folder here, or (engine: spark) a location the cluster reads
     guidelines: str | None = None
     earlier: str | None = None  # A follow-up's earlier run, quoted (followup.py): in every prompt's context.
+    engine_note: str = ""    # how scripts query the tables (engine/note.py)
 
 
 @dataclass
@@ -107,7 +108,8 @@ class DSStarLoop:
     def context_for(self, task: Task, files: list[FileDescription], others: list[FileDescription] = ()) -> RunContext:
         """The shared context every prompt of this run starts with (roles/context.py)."""
         return build_context(task.question, task.guidelines, str(task.data_dir), Selection(list(files), list(others)),
-                             self.document_chars, self.description_tokens, earlier=task.earlier)
+                             self.document_chars, self.description_tokens, earlier=task.earlier,
+                             engine_note=task.engine_note)
 
     # -- the algorithm ---------------------------------------------------------------------------
 

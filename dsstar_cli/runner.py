@@ -25,6 +25,8 @@ from dsstar_cli.analyzer.retriever import CHARS_PER_TOKEN, Selection, litellm_em
 from dsstar_cli.analyzer.limits import AnalyzerLimits
 from dsstar_cli.analyzer.llm_describer import LLMDescriber
 from dsstar_cli.config import ROLES, Config, default_values, with_flags
+from dsstar_cli.engine import settings as engine_settings
+from dsstar_cli.engine.run_engine import RunEngine
 from dsstar_cli.errors import DataFolderError, DsstarError, Terminated, UsageError
 from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli import followup
@@ -44,7 +46,7 @@ from dsstar_cli.textmap import map_fields
 
 @dataclass
 class AskRequest:
-    data_dir: Path
+    data_dir: Path | str  # a folder; with engine: spark, a location the cluster reads (s3a://..., a path)
     question: str
     guidelines: str | None = None
     stop: threading.Event | None = None  # Batch mode: set on Ctrl-C, so the run ends as interrupted
@@ -121,15 +123,23 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
     (batch mode analyses the folder once for every question).
     """
     question = check_question(request.question)
-    data_dir = check_data_folder(request.data_dir)
-    follow = followup.resolve(request.follow, data_dir, config["run_dir"])
-    recall = Recall.open(data_dir, question, request.guidelines, use=not request.fresh and follow is None)
+    engine = RunEngine.open(config, request.data_dir, check_data_folder)  # Spark: connects, or one line why not.
     try:
-        if recall.at_once() is not None:  # An unchanged folder: the remembered answer, no model, no sandbox.
-            return _from_memory(recall, request, config, models, emit)
-        return _ask(request, config, emit, models, files, question, data_dir, follow, recall)
+        # The memory and follow-ups know local folders only (they fingerprint the files a script read).
+        local = engine.spark is None
+        if not local and request.follow:
+            raise UsageError("--continue/--follow is not supported on engine: spark yet")
+        data_dir = engine.local_dir
+        follow = followup.resolve(request.follow, data_dir, config["run_dir"]) if local else None
+        recall = Recall.open(data_dir, question, request.guidelines, use=local and not request.fresh and follow is None)
+        try:
+            if recall.at_once() is not None:  # An unchanged folder: the remembered answer, no model, no sandbox.
+                return _from_memory(recall, request, config, models, emit)
+            return _ask(request, config, emit, models, files, question, engine, follow, recall)
+        finally:
+            recall.close()
     finally:
-        recall.close()
+        engine.close()
 
 
 def _from_memory(recall: Recall, request: AskRequest, config: Config, models: Models | None, emit: Sink) -> RunResult:
@@ -143,14 +153,14 @@ def _from_memory(recall: Recall, request: AskRequest, config: Config, models: Mo
 
 
 def _ask(request: AskRequest, config: Config, emit: Sink, models: Models | None, files: list[FileDescription] | None,
-         question: str, data_dir: Path, follow: FollowUp | None, recall: Recall) -> RunResult:
+         question: str, engine: RunEngine, follow: FollowUp | None, recall: Recall) -> RunResult:
     check = None
     if models is None:  # The model check (litellm's import) overlaps the run's start: see model_check.py.
         check = ModelCheck(config)
         models = build_models(config, ready=check.wait)
     try:
-        run_folder = open_run_folder(config, data_dir)
-        return _run_in(run_folder, check, question, request.guidelines, data_dir, config, models, emit, files,
+        run_folder = open_run_folder(config, engine.local_dir)
+        return _run_in(run_folder, check, question, request.guidelines, engine, config, models, emit, files,
                        stop=request.stop, started=request.started, follow=follow, recall=recall)
     finally:
         if check is not None:
@@ -229,7 +239,7 @@ def retrieve(files: list[FileDescription], question: str, config: Config, emit: 
 STATE_FILE = "state.json"
 
 
-def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, models: Models,
+def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", config: Config, models: Models,
          emit: Sink, files: list[FileDescription] | None, *, run_folder: RunFolder,
          check: ModelCheck | None = None, resumed: dict | None = None, stop: threading.Event | None = None,
          started: float | None = None, follow: FollowUp | None = None, recall: Recall | None = None) -> RunResult:
@@ -237,11 +247,14 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
     the model check has passed (see HeldEvents), so a run whose check fails, and whose folder is
     discarded, never names that folder. The run folder's journal gets every event at once."""
     clock = {"start": started or time.monotonic()}
+    if not isinstance(engine, RunEngine):  # A resumed run's folder, checked already.
+        engine = RunEngine(engine_settings(config), str(engine))
+    data_dir = engine.location
     shown = redacting(emit)
     emit = fanout(run_folder, shown)
     held = check.held(shown) if check else None
     early = fanout(run_folder, held) if held else emit  # What is said before the check has passed.
-    agent = make_agent(config, models, data_dir, run_folder, emit)
+    agent = make_agent(config, models, engine.sandbox_data_dir(run_folder.path), run_folder, emit)
     early(Event("run_started", {"question": question, "data_dir": str(data_dir), "run_dir": str(run_folder.path),
                                 "max_rounds": config.max_rounds, "models": models.names(),
                                 "resumed": resumed is not None, "sandbox": agent.executor.describe(),
@@ -259,10 +272,11 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
 
     try:
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
-        if files is None:
-            files = analyse(agent, config, data_dir, early, clock["start"])
-        if resumed is None:
-            check_usable(files, data_dir)
+        if files is None or engine.spark is not None:  # Spark: the tables are registered as they are described.
+            files = engine.describe(lambda: analyse(agent, config, Path(data_dir), early, clock["start"]), config, early)
+        if resumed is None and engine.spark is None:
+            check_usable(files, Path(data_dir))
+        engine_note = engine.attach(agent.executor, files)
         timeout = config["budget.timeout_s"]
         selection = _selection(resumed, files) if resumed else retrieve(
             files, question, config, early, clock["start"] + timeout if timeout else None)
@@ -280,7 +294,7 @@ def _run(question: str, guidelines: str | None, data_dir: Path, config: Config, 
         loop = DSStarLoop(agent, config.max_rounds, config["sandbox.prompt_output_chars"], checkpoint,
                           document_chars=config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
                           description_tokens=config["retriever.max_description_tokens"])
-        task = Task(question, data_dir, guidelines, earlier=follow.context if follow else None)
+        task = Task(question, data_dir, guidelines, earlier=follow.context if follow else None, engine_note=engine_note)
         replayed = recall.recheck(agent, loop.context_for(task, selection.described, selection.listed),
                                   loop.output_chars) if recall else None  # A remembered answer, files changed.
         outcome = replayed or loop.run(task, selection.described, selection.listed,
@@ -378,6 +392,8 @@ def resume(ref: str | Path, emit: Sink, models: Models | None = None, flags: dic
     # Defaults first: a run checkpointed by an older dsstar lacks the keys added since (follow_links).
     config = Config({**default_values(), **state["config"]}, {key: "the resumed run" for key in state["config"]})
     config = with_flags(config, flags or {})
+    if config["engine"] != "duckdb":
+        raise UsageError("resuming a run on engine: spark is not supported yet: ask the question again")
     data_dir = check_data_folder(Path(state["data_dir"]))
     check = None
     if models is None:

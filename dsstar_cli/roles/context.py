@@ -2,7 +2,7 @@
 calls, so providers' prompt caching applies (Anthropic's through `cache_control`, OpenAI's and
 Gemini's on long identical prefixes).
 
-    full  = intro + documents + question + answer format + data files   (planner, coder, debugger, router)
+    full  = intro + documents + question + answer format + data files + querying   (planner, coder, debugger, router)
     brief = intro + documents + question + answer format
     brief + the data files a script reads                               (verifier, finalizer: `for_script`)
 
@@ -62,7 +62,7 @@ def files_used(files: list[FileDescription] | tuple[FileDescription, ...], scrip
 
 def build_context(question: str, guidelines: str | None, data_dir: str, selection: Selection,
                   document_chars: int, description_tokens: int = DESCRIPTION_TOKENS,
-                  earlier: str | None = None) -> RunContext:
+                  earlier: str | None = None, engine_note: str = "") -> RunContext:
     """Documents (in full up to `document_chars`, else outline plus the sections the question hits)
     go before the question; the tables' descriptions after it, so `brief` is a prefix of `full`.
     `earlier`: a follow-up's earlier run (followup.py, quoted and bounded), just before the question
@@ -82,5 +82,6 @@ def build_context(question: str, guidelines: str | None, data_dir: str, selectio
     count = len(tables.described) + len(tables.listed)
     full = f"{brief}\n\n{TABLES_HEADING} ({count})\n{files_prompt(tables) or '(none)'}"
     full += absent_note(documents, data_dir)  # Files the documents name that the folder lacks.
+    full += f"\n\n{engine_note}" if engine_note else ""  # How scripts query the tables (dsstar.sql).
     return RunContext(full=full, brief=brief, data_dir=data_dir, tables=tuple(tables.described + tables.listed),
                       question=question, description_tokens=description_tokens)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
 import sys
 import threading
@@ -12,6 +13,7 @@ from dsstar_cli import fdtree
 from dsstar_cli.sandbox import duckdb_setup, memory_bound, tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
+from dsstar_cli.sandbox.query_server import QueryEngine, QueryServer
 from dsstar_cli.sandbox.worker_client import NOBODY, WarmWorker
 from dsstar_cli.safewrite import replace_file
 from dsstar_cli.secrets import redact, secret_values
@@ -79,6 +81,9 @@ class Executor:
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])
         self.uid = self._unprivileged_uid()
         self.duckdb = duckdb_setup.settings(memory_mb, str(self.workdir), max_workdir_mb)
+        # Where a script's dsstar.sql goes (dsstar.py): DuckDB in its own process until `use_engine`.
+        self.engine: dict = {"kind": "duckdb", "views": {}, "described": {}}
+        self.query_engine: QueryEngine | None = None
         self._log = self.workdir.parent / "sandbox.log"
         self._worker: WarmWorker | None = None
         if self.warm:  # Starts now: it imports pandas while the model writes the first script.
@@ -115,6 +120,11 @@ class Executor:
         os.chown(self.workdir, NOBODY, NOBODY)
         return NOBODY
 
+    def use_engine(self, setup: dict, query_engine: QueryEngine | None = None) -> None:
+        """Where scripts' dsstar.sql calls go from now on: `setup` (kind, views or tables, caps) is
+        given to each script; `query_engine` (engine: spark) answers them here, over the query channel."""
+        self.engine, self.query_engine = dict(setup), query_engine
+
     def close(self) -> None:
         if self._worker:
             self._worker.close()
@@ -132,10 +142,15 @@ class Executor:
         work_before = workfolder.inventory(self.workdir)
         limit = self.timeout_s if timeout_s is None else min(self.timeout_s, timeout_s)
         worker = self._worker or self._new_worker(once=True)
+        server, theirs = self._query_channel()
         try:
             execution = worker.execute(code, str(script), self._limits(limit), self.uid, limit,
-                                       self.max_output_bytes, self.duckdb, stop)
+                                       self.max_output_bytes, self.duckdb, stop, self.engine,
+                                       theirs.fileno() if theirs else None)
         finally:
+            if theirs:
+                theirs.close()
+                server.stop()  # The script is over: its query, if any is still running, is interrupted.
             if worker is not self._worker:
                 worker.close()
         execution.stdout = redact(execution.stdout, self._secrets)
@@ -147,6 +162,17 @@ class Executor:
             execution.ok = False
             execution.stderr += "\n" + past_cap
         return execution
+
+    def _query_channel(self) -> tuple[QueryServer | None, socket.socket | None]:
+        """With a query engine (Spark): a connected socketpair, one end served here, the other for the
+        script (as its descriptor 3; see query_channel.py)."""
+        if self.query_engine is None:
+            return None, None
+        ours, theirs = socket.socketpair()
+        server = QueryServer(ours, self.query_engine, self.engine.get("max_rows", 100_000),
+                             self.engine.get("max_bytes", 64 << 20))
+        server.start()
+        return server, theirs
 
     def _limits(self, timeout_s: float) -> dict[str, int]:
         memory = self.memory_mb * 1024 * 1024

@@ -4,8 +4,8 @@ paying ~300 ms of imports; cold (`once`), it serves a single script and ends. It
 generated code itself.
 
 Run as `python -I worker.py CONFIG_JSON`. It imports only the standard library and its sibling
-modules (namespaces, landlock, seccomp, privileges, duckdb_setup, memory_bound), found next to
-this file, so it also runs inside bubblewrap. CONFIG_JSON says:
+modules (namespaces, landlock, seccomp, privileges, duckdb_setup, memory_bound, and what scripts
+import as `dsstar`: dsstar.py, query_channel.py, readonly_sql.py), found next to this file, so it also runs inside bubblewrap. CONFIG_JSON says:
 
   fd          its end of the Unix socket to the executor
   isolation   "namespaces" (strong, built in), "bubblewrap" (strong, already inside bwrap),
@@ -19,12 +19,12 @@ this file, so it also runs inside bubblewrap. CONFIG_JSON says:
               processes join (memory_bound.py), or absent: the worker watches their memory itself
   cgroup_files  what DuckDB reads of that group (readable in the medium tier)
 
-Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RIGHTS) it forks a
-child (in the worker's memory cgroup, when there is one) that starts a new session, takes the pipes as fd
-1/2, closes every other descriptor, sets rlimits, changes to the work folder, becomes the
+Per request (JSON with the script's code + its stdout/stderr pipe ends as SCM_RIGHTS, and with
+engine: spark the script's end of the query channel) it forks a child (in the worker's memory cgroup, when there is one) that starts a new session, takes the pipes as fd
+1/2 (the channel as fd 3), closes every other descriptor, sets rlimits, changes to the work folder, becomes the
 unprivileged user when told, drops every capability, enters a Landlock domain of its own (so it can
 neither signal nor trace the worker), installs the seccomp filter, has DuckDB configured for the
-sandbox when the script imports it (duckdb_setup.py) and runs the code as __main__. The worker
+sandbox when the script imports it (duckdb_setup.py), tells `dsstar` (dsstar.py) where its queries go, and runs the code as __main__. The worker
 answers {"pid"} and then {"status"} (with "memory": a line for the script's stderr when its
 processes together passed memory_mb and were killed); {"kill": true} ends the child early.
 Afterwards every process the script left behind is killed: with namespaces the worker is the pid
@@ -47,7 +47,9 @@ import traceback
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dsstar as script_api  # noqa: E402 - what scripts import as `dsstar` (dsstar.sql)
 import duckdb_setup  # noqa: E402
+import query_channel  # noqa: E402
 import landlock  # noqa: E402
 import memory_bound  # noqa: E402
 import namespaces  # noqa: E402
@@ -110,7 +112,9 @@ def run_child(config, request, fds):
         os.dup2(devnull, 0)
         os.dup2(fds[0], 1)
         os.dup2(fds[1], 2)
-        os.closerange(3, 65536)
+        if len(fds) > 2:  # The query channel's end (engine: spark), as descriptor 3.
+            os.dup2(fds[2], query_channel.FD)
+        os.closerange(query_channel.FD + (len(fds) > 2), 65536)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_DFL)
         for name, value in request["limits"].items():
@@ -119,6 +123,7 @@ def run_child(config, request, fds):
         confine(config, request)
         if request.get("duckdb"):
             duckdb_setup.install(request["duckdb"])
+        script_api.install(request.get("engine"))
         os._exit(run_code(request["code"], request["filename"]) & 0xFF)
     except BaseException:  # noqa: B036
         try:
@@ -265,7 +270,7 @@ def wait_child(sock, pid, watch):
 def serve(config, sock):
     init = config["isolation"] == "namespaces"
     while True:
-        data, fds, _, _ = socket.recv_fds(sock, 1 << 24, 2)
+        data, fds, _, _ = socket.recv_fds(sock, 1 << 24, 3)
         if not data:
             return  # The executor closed the socket: the run is over.
         while not data.endswith(b"\n"):  # A long script arrives in several pieces.

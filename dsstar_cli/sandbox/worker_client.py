@@ -22,7 +22,7 @@ from dsstar_cli.sandbox.execution import CappedReader, Execution, clean_environm
 
 WORKER = Path(__file__).with_name("worker.py")
 NOBODY = 65534
-PRELOAD = ["numpy", "pandas"]
+PRELOAD = ["numpy", "pandas", "sqlglot"]  # sqlglot: dsstar.sql checks every statement with it
 START_TIMEOUT_S = 60.0
 KILL_GRACE_S = 10.0
 PRIVATE_TMP_MB = 256
@@ -128,9 +128,12 @@ class WarmWorker:
         return json.loads(line)
 
     def execute(self, code: str, filename: str, limits: dict, uid: int | None, timeout_s: float,
-                max_output: int, duckdb: dict | None = None, stop: threading.Event | None = None) -> Execution:
+                max_output: int, duckdb: dict | None = None, stop: threading.Event | None = None,
+                engine: dict | None = None, query_fd: int | None = None) -> Execution:
         """Run `code` (shown in tracebacks as `filename`, a file the script itself cannot reach);
-        `duckdb`: DuckDB's settings, applied when the script imports it (duckdb_setup.py). A `stop`
+        `duckdb`: DuckDB's settings, applied when the script imports it (duckdb_setup.py); `engine`:
+        where `dsstar.sql` goes (dsstar.py), with `query_fd` the script's end of the query channel
+        (engine: spark), passed like its pipes. A `stop`
         request (set from another thread) kills the script as its deadline would, then raises the
         stop's signal."""
         if self.proc is None or self.proc.poll() is not None:  # Killed by a runaway script: start again.
@@ -143,11 +146,12 @@ class WarmWorker:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         request = {"code": code, "filename": filename, "workdir": str(self.workdir), "limits": limits, "uid": uid,
-                   "duckdb": duckdb}
+                   "duckdb": duckdb, "engine": engine}
         payload = json.dumps(request).encode() + b"\n"
         readers = [CappedReader(os.fdopen(out_r, "rb"), max_output), CappedReader(os.fdopen(err_r, "rb"), max_output)]
         try:
-            sent = socket.send_fds(self.sock, [payload], [out_w, err_w])
+            passed = [out_w, err_w] + ([query_fd] if query_fd is not None else [])
+            sent = socket.send_fds(self.sock, [payload], passed)
             if sent < len(payload):  # A long script may not fit in one message. (Never send nothing: a
                 self.sock.sendall(payload[sent:])  # cold worker may have run a short script and gone.)
         finally:
