@@ -128,7 +128,7 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
                              "(a model call); this dry run ranked them by BM25, so the files shown may differ")
         context = build_context(question, guidelines, str(folder), selection,
                                 config["retriever.max_document_tokens"] * CHARS_PER_TOKEN,
-                                config["retriever.max_description_tokens"], engine_note)
+                                config["retriever.max_description_tokens"], engine_note=engine_note)
         dry.selections.append(selection)
         dry.calls.append(Call(planner.ROLE, config.model_for(planner.ROLE), planner.first_step_messages(context),
                               question, qid))

@@ -105,7 +105,7 @@ def test_the_reading_reaches_json_plain_lines_live_view_and_runs_show(data, tmp_
 CI_SCRIPT = """#!/usr/bin/env bash
 # What a CI job does: one reading passes, another reading that changes the answer stops the job.
 dsstar() {{ "{python}" -m dsstar_cli "$@"; }}
-dsstar ask "$1" "$2" --json --strict --model openai/fake --api-base "$3" > result.json
+dsstar ask "$1" "$2" --json --strict --fresh --model openai/fake --api-base "$3" > result.json
 case $? in
   0) echo "one reading: $(python3 -c 'import json; print(json.load(open("result.json"))["answer"])')" ;;
   9) echo "ambiguous: $(python3 -c 'import json; r = json.load(open("result.json")); print(r["answer"], [a["answer"] for a in r["alternatives"]])')" ;;

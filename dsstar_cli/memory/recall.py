@@ -119,6 +119,8 @@ class Recall:
 def _worth_keeping(result: RunResult, solution_code: str) -> bool:
     if result.outcome != VERIFIED or result.answer is None or result.ambiguous or result.follows:
         return False
+    if any(item.get("kind") == "figure" for item in result.artifacts):
+        return False  # Its figures are in its own run folder: asked again, they are drawn again, in the new one.
     if result.from_memory and not result.from_memory.get("rechecked"):
         return False  # Given from memory unchanged: the entry already says all of it.
     needs_final = result.answer_from == "final_script"
