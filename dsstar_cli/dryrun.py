@@ -26,7 +26,7 @@ from dsstar_cli.model_check import check_model
 from dsstar_cli.result import SCHEMA_VERSION
 from dsstar_cli.roles import planner
 from dsstar_cli.engine import EngineSettings
-from dsstar_cli.engine.note import prompt_note
+from dsstar_cli.engine.note import local_note
 from dsstar_cli.engine.tables import duckdb_setup
 from dsstar_cli.roles.context import build_context
 from dsstar_cli.runner import analyzer_limits, check_data_folder, check_question, check_usable, description_cache
@@ -114,7 +114,7 @@ def dry_run(data_dir: Path, questions: list[tuple[str | None, str, str | None]],
     check_usable(files, folder)  # Refused as a real run would be.
     # The local analyzer and DuckDB's tables, whatever the engine (README, 'Past one machine').
     caps = EngineSettings("duckdb", max_rows=config["query.max_rows"], max_bytes=config["query.max_mb"] << 20)
-    engine_note = prompt_note(duckdb_setup(files, str(folder), caps.max_rows, caps.max_bytes))
+    engine_note = local_note(duckdb_setup(files, str(folder), caps.max_rows, caps.max_bytes), files)
     if analyzer_calls:
         notes.append(f"{len(analyzer_calls)} file(s) only the model can describe: a real run's planner sees the "
                      "model's description where these prompts say it makes none")

@@ -164,3 +164,18 @@ def test_duckdb_sql_becomes_spark_sql():
         "SELECT DATE_FORMAT(d, 'yyyy-MM') AS m, COUNT(*) FROM t GROUP BY ALL"
     assert to_spark("SHOW TABLES") == "SHOW TABLES"
     assert to_spark("FROM sales SELECT region") == "SELECT region FROM sales"
+
+
+def test_locally_the_prompts_describe_dsstar_sql_only_where_a_file_is_big():
+    """An ordinary folder's prompts stay as measured (the coder has pandas and duckdb already); a
+    folder holding a big table gets the idiom and the tables' names."""
+    from dsstar_cli.analyzer import FileDescription
+    from dsstar_cli.engine.note import LOCAL_NOTE_BYTES, local_note
+
+    setup = {"kind": "duckdb", "max_rows": 100_000, "max_bytes": 64 << 20,
+             "described": {"sales": "sales.csv (CSV)"}}
+    small = [FileDescription("sales.csv", "csv", 10_000, "builtin", "a table")]
+    big = [FileDescription("sales.csv", "csv", LOCAL_NOTE_BYTES, "builtin", "a table")]
+    assert local_note(setup, small) == ""
+    note = local_note(setup, big)
+    assert "dsstar.sql" in note and "- sales: sales.csv (CSV)" in note

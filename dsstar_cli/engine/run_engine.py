@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 from dsstar_cli.engine import EngineSettings, settings as engine_settings
-from dsstar_cli.engine.note import prompt_note
+from dsstar_cli.engine.note import local_note, prompt_note
 from dsstar_cli.engine.tables import duckdb_setup
 
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -72,11 +72,11 @@ class RunEngine:
         if self.spark is None:
             self.setup = duckdb_setup(files, self.location, *caps)
             executor.use_engine(self.setup)
-        else:
-            from dsstar_cli.analyzer.engine_describer import spark_setup
+            return local_note(self.setup, files)
+        from dsstar_cli.analyzer.engine_describer import spark_setup
 
-            self.setup = spark_setup(files, *caps)
-            executor.use_engine(self.setup, self.spark)
+        self.setup = spark_setup(files, *caps)
+        executor.use_engine(self.setup, self.spark)
         return prompt_note(self.setup)
 
     def describe_for_result(self) -> dict:
