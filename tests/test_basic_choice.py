@@ -82,7 +82,7 @@ def test_auto_ending_at_basic_warns_on_every_run(server, tmp_path):
     journal = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     assert [event["message"] for event in journal if event["event"] == "warning"] == result["warnings"]
 
-    quiet = confined_dsstar("ask", str(SAMPLE_DATA), QUESTION, "--no-progress", "--model", "openai/fake",
+    quiet = confined_dsstar("ask", str(SAMPLE_DATA), QUESTION, "--no-progress", "--fresh", "--model", "openai/fake",
                             "--api-base", server.base_url, cwd=tmp_path)  # A warning is not progress.
     assert quiet.returncode == 0 and len(warnings_in(quiet.stderr)) == 1, quiet.stderr
 

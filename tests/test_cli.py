@@ -84,8 +84,8 @@ def test_ask_quiet_and_jsonl(server, tmp_path):
     quiet = dsstar("ask", str(SAMPLE_DATA), QUESTION, "-q", "--model", "openai/fake", "--api-base",
                    server.base_url, cwd=tmp_path)
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "Golden Gate Gaming\n", "")
-    lines = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--jsonl", "--model", "openai/fake", "--api-base",
-                   server.base_url, cwd=tmp_path).stdout.splitlines()
+    lines = dsstar("ask", str(SAMPLE_DATA), QUESTION, "--jsonl", "--fresh", "--model", "openai/fake", "--api-base",
+                   server.base_url, cwd=tmp_path).stdout.splitlines()  # (--fresh: not the answer just remembered)
     events = [json.loads(line) for line in lines]
     assert events[0]["event"] == "run_started" and events[-1]["event"] == "answer"
     assert {"plan", "code", "execution", "verdict", "route"} <= {e["event"] for e in events}

@@ -120,12 +120,12 @@ def test_every_run_ends_with_one_line_on_stderr_saying_how_and_where(server, tmp
     run_dir = json.loads(verified.stdout)["run_dir"]
     assert verified.stderr == f"dsstar: verified (exit 0); run folder {run_dir}\n"
 
-    plain = ask(server, tmp_path, "--max-rounds", "1")  # Progress lines, then the same closing line.
+    plain = ask(server, tmp_path, "--max-rounds", "1", "--fresh")  # Progress lines, then the same closing line.
     assert plain.stdout == ANSWER + "\n" and plain.returncode == 3
     assert re.fullmatch(r"dsstar: unverified \(exit 3\); run folder \S+", plain.stderr.splitlines()[-1])
     assert plain.stderr.count(" run folder ") == 2  # When the run starts, and at its end: no third time.
 
-    quiet = ask(server, tmp_path, "-q", "--max-rounds", "1")  # --quiet: the answer alone on stdout, and one
+    quiet = ask(server, tmp_path, "-q", "--max-rounds", "1", "--fresh")  # --quiet: the answer alone on stdout, and one
     assert (quiet.returncode, quiet.stdout) == (3, ANSWER + "\n")  # line on stderr: it is not verified.
     assert quiet.stderr.startswith("dsstar: the answer is not verified: unverified (exit 3)")
     assert quiet.stderr.count("\n") == 1

@@ -74,7 +74,7 @@ def ask(tmp_path: Path, tier, responder) -> subprocess.CompletedProcess:
     data.mkdir(exist_ok=True)
     (data / "sales.csv").write_text("region,units\nnorth,10\nsouth,20\n")
     with FakeOpenAIServer(responder) as server:
-        return dsstar("ask", str(data), "How many units were sold?", "--json", "--model", "openai/fake",
+        return dsstar("ask", str(data), "How many units were sold?", "--json", "--fresh", "--model", "openai/fake",
                       "--api-base", server.base_url, cwd=tmp_path)
 
 
@@ -121,7 +121,7 @@ def test_a_tree_1500_deep_then_files_past_path_max_leave_dsstar_standing_and_cap
     deep, past, *after = executions(run_dir)
 
     assert deep["ok"], f"the step that left a tree 1,500 deep failed: {deep['stderr'][-300:]}"
-    bottom = [name for name in result["artifacts"] if name.endswith("/bottom.txt")]
+    bottom = [item["path"] for item in result["artifacts"] if item["path"].endswith("/bottom.txt")]
     assert bottom and bottom[0].count("/") == 1501, result["artifacts"]  # work/ + 1,500 folders
 
     assert "wrote 30 MB past PATH_MAX" in past["stdout"], past["stderr"][-300:]
