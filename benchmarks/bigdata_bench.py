@@ -66,7 +66,7 @@ def dsstar_run(data: Path, work: Path) -> tuple[dict, float, list[float]]:
     env = clean_env(XDG_CACHE_HOME=str(work / "cache"), XDG_DATA_HOME=str(work / "xdg-data"),
                     XDG_CONFIG_HOME=str(work / "config"))
     with FakeOpenAIServer(responder(SOURCE)) as server:
-        run, seconds = timed([PYTHON, "-m", "dsstar_cli", "ask", str(data), QUESTION, "--guidelines", GUIDELINES,
+        run, seconds = timed([PYTHON, "-m", "dsstar_cli", "ask", str(data), QUESTION, "--fresh", "--guidelines", GUIDELINES,
                               "--json", "--model", "openai/fake", "--api-base", server.base_url], cwd, env)
     if run["returncode"] != 0:
         raise SystemExit(f"dsstar ask failed ({run['returncode']}): {run['stderr'][-2000:]}")

@@ -40,7 +40,7 @@ def one_run(server: FakeOpenAIServer, workdir: Path) -> dict:
     first = len(server.busy_s)
     env = clean_env(XDG_CACHE_HOME=str(workdir / "cache"), XDG_DATA_HOME=str(workdir / "data"))
     start = time.time()
-    proc = subprocess.run(DSSTAR + ["ask", str(ROOT / "sample_data"), QUESTION, "--json", "--model", "openai/fake",
+    proc = subprocess.run(DSSTAR + ["ask", str(ROOT / "sample_data"), QUESTION, "--json", "--fresh", "--model", "openai/fake",
                                     "--api-base", server.base_url], cwd=workdir, env=env,
                           capture_output=True, text=True)
     end = time.time()

@@ -43,7 +43,7 @@ def time_to_first_output(runs: int) -> float:
     times = []
     with FakeOpenAIServer(respond) as server, tempfile.TemporaryDirectory() as tmp:
         env = clean_env(XDG_CACHE_HOME=str(Path(tmp) / "cache"), XDG_DATA_HOME=str(Path(tmp) / "data"))
-        argv = DSSTAR + ["ask", str(ROOT / "sample_data"), QUESTION, "--model", "openai/fake", "--api-base",
+        argv = DSSTAR + ["ask", str(ROOT / "sample_data"), QUESTION, "--fresh", "--model", "openai/fake", "--api-base",
                          server.base_url]
         subprocess.run(argv, cwd=tmp, env=env, capture_output=True)
         for _ in range(runs):
