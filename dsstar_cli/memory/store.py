@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +80,20 @@ def memory_dir() -> Path:
     return user_data_dir() / "memory"
 
 
+def _write_ahead_log(db: sqlite3.Connection) -> None:
+    """WAL mode, waiting out another process that holds the lock: SQLite answers "database is locked"
+    to a journal-mode change at once, without its busy handler (seen: two first runs at once)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Store:
     def __init__(self, folder: Path):
         self.folder = folder
@@ -87,7 +102,7 @@ class Store:
         try:
             os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA journal_mode=WAL")
+            _write_ahead_log(self.db)
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except (OSError, sqlite3.Error) as exc:
