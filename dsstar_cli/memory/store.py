@@ -10,17 +10,15 @@ redacted first: see recall.py).
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import sqlite3
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dsstar_cli.memory.fingerprint import Fingerprint
-from dsstar_cli.runlog import inside, user_data_dir
+from dsstar_cli.runlog import claim_private_dir, inside, user_data_dir
 
 DB_NAME = "memory.db"
 BUSY_TIMEOUT_S = 30.0
@@ -208,14 +206,6 @@ def _claim(folder: Path) -> None:
     """Create the memory folder private to the user (0700); refuse a link or someone else's folder."""
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
-        st = os.lstat(folder)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-            raise OSError(errno.EPERM, "a link, not a folder, or not the user's")
-        if st.st_mode & 0o077:
-            os.chmod(folder, 0o700)
+        claim_private_dir(folder)
     except OSError as exc:
         raise MemoryUnavailable(f"cannot use the memory folder {folder}: {exc.strerror or exc}") from exc
