@@ -651,11 +651,13 @@ def _age(seconds: float) -> str:
 @memory_app.command("show", cls=Command)
 def memory_show(
     data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="The data folder."),
-    as_json: bool = _json_opt('Print {"data_dir", "memory", "entries": [...]} as JSON.'),
+    as_json: bool = _json_opt('Print {"data_dir", "memory", "entries", "functions", "conventions"} as JSON.'),
 ) -> None:
-    """What the memory keeps for DATA_DIR: each answer, its run, the files it read, whether it is stale.
+    """What the memory keeps for DATA_DIR: each answer, function and convention, the run it came from, whether it is stale.
 
-    Stale: a file it read changed since; the next ask re-checks it (its script re-runs, the verifier judges)."""
+    Stale: a file it read changed since. A stale answer is re-checked by the next ask of its question (its
+    script re-runs, the verifier judges); a stale function is re-checked before a run is offered it (its
+    script re-runs); a stale convention is not offered."""
     from dsstar_cli.memory import MemoryUnavailable, inventory
 
     try:
@@ -673,7 +675,7 @@ def memory_clear(
     data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="The data folder."),
     as_json: bool = _json_opt('Print {"data_dir", "memory", "cleared": N} as JSON.'),
 ) -> None:
-    """Forget every answer remembered for DATA_DIR (the runs themselves stay in the history)."""
+    """Forget every answer, function and convention remembered for DATA_DIR (the runs stay in the history)."""
     from dsstar_cli.memory import MemoryUnavailable, inventory
 
     try:
@@ -683,7 +685,7 @@ def memory_clear(
     if as_json:
         _write_json(cleared)
     else:
-        sys.stderr.write(f"dsstar: forgot {cleared['cleared']} answer(s) remembered for {visible(cleared['data_dir'])}\n")
+        sys.stderr.write(f"dsstar: forgot {cleared['cleared']} item(s) remembered for {visible(cleared['data_dir'])}\n")
 
 
 @app.command(cls=Command)
