@@ -688,6 +688,61 @@ def memory_clear(
         sys.stderr.write(f"dsstar: forgot {cleared['cleared']} item(s) remembered for {visible(cleared['data_dir'])}\n")
 
 
+LEARN_EXIT_HELP = """Exit codes: 0 every question got a verified answer (kept in the memory or not);
+otherwise the most serious outcome among the questions, as `ask` exits for one: 10 the data cannot answer
+a question; 3 an unverified answer; 7 cost budget (--max-cost) reached; 8 time budget (--timeout) reached;
+1 a run failed; 4 configuration, model or credentials error; 5 model unreachable. Before any question:
+2 usage error (FILE missing, empty or malformed); 6 bad data folder (missing, not a folder, no usable data).
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM): the report covers the questions answered by then."""
+
+
+@app.command(cls=Command, epilog=LEARN_EXIT_HELP)
+def learn(
+    data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="Folder of data files (read-only: it is never "
+                                    "modified)."),
+    questions: Path = typer.Option(..., "--questions", help="A JSONL (id, question, guidelines) or text file (one "
+                                   "question a line), as `ask --questions` takes."),
+    model: Optional[str] = _model_opt(),
+    api_base: Optional[str] = _api_base_opt(),
+    config_file: Optional[Path] = _config_opt(),
+    workers: int = typer.Option(1, "--workers", "-w", help="Questions answered in parallel."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round cap per question (default 10)."),
+    code_timeout: Optional[float] = typer.Option(None, "--code-timeout", help="Seconds a script may run."),
+    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout",
+                                                help="Wall-clock seconds each attempt of a model call may take."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per question."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds each question may take."),
+    as_json: bool = _json_opt('Print {"data_dir", "questions": [...], "totals", "memory", "exit_code"} as JSON.'),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
+                                      "lead to outside it (their content goes to the model)."),
+    debug: bool = _debug_opt(),
+) -> None:
+    """Build DATA_DIR's memory: answer every question in --questions FILE (in parallel, as `ask --questions`), then report per question whether its answer was kept (and if not, why) and what the memory holds.
+
+    Asked again later, a kept question is answered from the memory at once, with no model call (`dsstar memory show DATA_DIR` lists them). The report goes to stdout, progress to stderr."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    from dsstar_cli.learn import learn as run_learn, text
+
+    try:
+        config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
+                                           **_links_flag(follow_links),
+                                           **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
+        lesson = run_learn(data_dir, questions, config, workers, _note("dsstar learn", no_progress))
+    except DsstarError as exc:
+        _fail(exc, as_json, debug)
+    except (KeyboardInterrupt, Terminated) as exc:  # Before the batch started, or after it (the report).
+        sys.stderr.write("dsstar: interrupted\n")
+        raise typer.Exit(ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED)
+    if as_json:
+        _write_json(lesson.as_dict())
+    else:
+        report = text(lesson)
+        sys.stdout.write(visible(report) if sys.stdout.isatty() else report)
+    raise typer.Exit(lesson.exit_code)
+
+
 @app.command(cls=Command)
 def bench(
     tasks_file: Path = typer.Argument(..., metavar="TASKS_FILE", help="DABStep-format JSONL (task_id, question, "

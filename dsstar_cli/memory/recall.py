@@ -152,12 +152,26 @@ class Recall:
             self.store.close()
 
 
-def _worth_keeping(result: RunResult, solution_code: str) -> bool:
-    if result.outcome != VERIFIED or result.answer is None or result.ambiguous or result.follows:
-        return False
+def not_kept_because(result: RunResult, solution_code: str | None = None) -> str | None:
+    """Why `result` is not worth remembering, in a few words (the rules of the module docstring); None
+    when it is. `dsstar learn` reports it per question. A caller that has the result only (not the
+    verified script) passes no `solution_code`: the checks on the scripts are then skipped."""
+    if result.follows:
+        return "a follow-up"
+    if result.outcome != VERIFIED or result.answer is None:
+        return "unanswerable" if result.outcome == "unanswerable" else f"not verified ({result.outcome})"
+    if result.ambiguous:
+        return "ambiguous: another reading gives another answer"
     if any(item.get("kind") == "figure" for item in result.artifacts):
-        return False  # Its figures are in its own run folder: asked again, they are drawn again, in the new one.
+        return "drew a figure"  # Its figures are in its own run folder: asked again, they are drawn again.
     if result.from_memory and not result.from_memory.get("rechecked"):
-        return False  # Given from memory unchanged: the entry already says all of it.
-    needs_final = result.answer_from == "final_script"
-    return bool(solution_code.strip()) and (bool(result.final_code.strip()) or not needs_final)
+        return "answered from memory"  # Given from memory unchanged: the entry already says all of it.
+    if solution_code is not None and not solution_code.strip():
+        return "no verified script"
+    if solution_code is not None and result.answer_from == "final_script" and not result.final_code.strip():
+        return "no final script"
+    return None
+
+
+def _worth_keeping(result: RunResult, solution_code: str) -> bool:
+    return not_kept_because(result, solution_code) is None
