@@ -765,6 +765,9 @@ def bench(
                                               "(task_id, agent_answer, reasoning_trace)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N (selected) tasks."),
     level: Optional[str] = typer.Option(None, "--level", help="Only tasks of this level: easy, medium or hard."),
+    memory: bool = typer.Option(False, "--memory", help="Use and fill the folder's memory, as `ask` does (with "
+                                "--workers 1 the tasks run in order: what the memory saves over a series). "
+                                "Default: every task afresh."),
     as_json: bool = _json_opt("Print the summary as JSON instead of a table."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
     follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
@@ -790,7 +793,8 @@ def bench(
         plan = harness.plan_run(selected, out, resume)
         note(f"{len(selected)} task(s), {len(plan.kept)} already done, {len(plan.todo)} to run with "
              f"{workers} worker(s)")
-        rows = list(plan.kept) + harness.run_to_file(folder, plan.todo, config, workers, out, note)
+        rows = list(plan.kept) + harness.run_to_file(folder, plan.todo, config, workers, out, note,
+                                                              memory=memory)
     except DsstarError as exc:
         _fail(exc, as_json, debug)
     except (KeyboardInterrupt, Terminated) as exc:
