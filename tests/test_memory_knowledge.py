@@ -21,8 +21,7 @@ from dsstar_cli.memory import knowledge
 from dsstar_cli.memory.functions import harvest, module_source
 from dsstar_cli.memory.store import FUNCTION, Learned
 from dsstar_cli.sandbox import Executor, tiers
-from test_cli import dsstar
-from test_folder_memory import memory_show, result_of, run_id
+from test_folder_memory import ask as ask_json, memory_show, result_of, run_id
 
 # -- the harvest: which functions stand on their own -----------------------------------------------
 
@@ -188,11 +187,8 @@ def server():
 
 
 def ask(server, cwd: Path, data: Path, question: str, *flags: str) -> tuple[dict, list[dict]]:
-    before = len(server.requests)
-    proc = dsstar("ask", str(data), question, "--json", "--model", "openai/fake", "--api-base", server.base_url,
-                  *flags, cwd=cwd)
-    assert proc.returncode == 0, proc.stderr
-    return result_of(proc), server.requests[before:]
+    proc, calls = ask_json(server, cwd, data, question, *flags)
+    return result_of(proc), calls
 
 
 def events(result: dict, kind: str) -> list[dict]:
