@@ -13,9 +13,9 @@
                                                      reading behind it (readings.py): the plan's
                                                      assumptions, and the alternatives r printed
 
-Every prompt starts with the run's shared context (roles/context.py): documents, what the folder's
-memory offers (memory/knowledge.py), question, answer format and the file descriptions (the verifier
-and finalizer: those of the files the script they judge reads). Text from the data and the scripts' output is quoted as data (quoting.py). After every round
+Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
+format and the file descriptions (the verifier and finalizer: those of the files the script they judge
+reads), and for the roles that write code what the folder's memory offers (memory/knowledge.py). Text from the data and the scripts' output is quoted as data (quoting.py). After every round
 the loop's state is checkpointed, so `dsstar resume` continues a stopped run from its last completed round.
 """
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from conftest import SAMPLE_DATA
-from fake_openai import FakeOpenAIServer
+from fake_openai import FakeOpenAIServer, role_of
 from dsstar_cli.memory import knowledge
 from dsstar_cli.memory.functions import harvest, module_source
 from dsstar_cli.memory.store import FUNCTION, Learned
@@ -85,6 +85,34 @@ def test_the_module_runs_the_functions_as_the_script_did(tmp_path):
     assert space["first_rules"]("R", space["load_fees"]()) == [{"account_type": []}, {"account_type": ["R"]},
                                                                 {"account_type": None}]
     assert "shape" not in space and "counter" not in space and "df" not in space
+
+
+def test_a_function_using_one_kept_before_calls_it_from_the_module_never_imports_it():
+    code = ("from remembered import msa_key, load_x as lx\n"
+            "def join(a, b):\n    \"\"\"Join on the key.\"\"\"\n    return a.assign(k=a.name.map(msa_key)).merge(b, on='k')\n"
+            "def other(a):\n    \"\"\"Calls an alias: left out.\"\"\"\n    return lx(a)\n")
+    (join,) = harvest(code)
+    assert (join.name, join.imports, join.calls) == ("join", [], ["msa_key"])  # Never `from remembered import`.
+
+
+def learned(kind: str, run: str, question: str, **body) -> Learned:
+    return Learned(kind, body.get("name", body.get("text", "")), body, run, "now", question)
+
+
+def test_the_prompt_names_the_runs_closest_to_the_question_with_long_defaults_elided():
+    offer = knowledge.Offer(functions=[
+        learned(FUNCTION, "r1", "Total fraud losses by payment method?", name="load_payments",
+                signature="load_payments(path=os.path.join('/a/long/folder', 'payments.csv'), n=3)",
+                doc="The payment-method block."),
+        learned(FUNCTION, "r2", "Median age of the patients?", name="load_meta", signature="load_meta()",
+                doc="The clinical table.")],
+        conventions=[learned("convention", "r3", "Which payment method lost most?", text="losses in millions")])
+    block = offer.block("Which payment method had the highest fraud losses?")
+    assert "Run r1 asked 'Total fraud losses by payment method?'" in block and "Run r3" in block
+    assert "function load_payments(path=..., n=3): The payment-method block." in block
+    assert block.index("Run r1") < block.index("Run r3")  # r1 shares more of the question's terms.
+    assert "r2" not in block and "load_meta" not in block  # Nothing in common with the question.
+    assert offer.block("Which genes are amplified?") == ""
 
 
 # -- the module in the sandbox, every tier ---------------------------------------------------------
@@ -172,7 +200,8 @@ def respond(role: str, messages: list[dict]) -> str:
     if role == "coder":
         if question == SETTLED:
             return DEFINING.format(data=data, convention=CONVENTION)
-        return IMPORTING[question] if "from remembered import" in messages[0]["content"] else ALONE.format(data=data)
+        offered = "- function load_transactions(" in messages[0]["content"]
+        return IMPORTING[question] if offered else ALONE.format(data=data)
     if role == "verifier":
         return "Yes\nThe count is printed."
     if role == "finalizer":
@@ -215,12 +244,14 @@ def test_a_later_question_imports_what_a_verified_run_left_and_a_changed_file_re
     second, calls = ask(server, tmp_path, data, MARCH)
     prompt = calls[0]["messages"][0]["content"]
     assert "load_transactions(path=" in prompt and "transactions.csv with its timestamps parsed." in prompt
-    assert CONVENTION in prompt and f"run {run_id(first)}" in prompt and f"{SETTLED!r} => " in prompt
+    assert CONVENTION in prompt and f"Run {run_id(first)} asked {SETTLED!r}" in prompt and f"{SETTLED!r} => " in prompt
     tx = transactions(data)
     march = tx[(tx.status == "settled") & (tx.timestamp.dt.month == 3)]
     assert (second["answer"], second["outcome"]) == (str(len(march)), "verified")
     (offered,) = events(second, "memory_offered")
     assert offered["functions"] == ["load_transactions", "settled"] and offered["rechecked"] == []
+    judged = [c for c in calls if role_of(c["messages"]) in ("verifier", "finalizer")]
+    assert judged and all("# This folder's memory" not in c["messages"][0]["content"] for c in judged)
 
     # A file they read changes: the functions' script re-runs first (no model call) and they are offered
     # again; the convention and the answers rest on the old file and are not.
@@ -238,11 +269,11 @@ def test_a_later_question_imports_what_a_verified_run_left_and_a_changed_file_re
     # The file changes so that their script fails: they are forgotten, not offered.
     transactions(data).drop(columns=["status"]).to_csv(data / "transactions.csv", index=False)
     fourth, calls = ask(server, tmp_path, data, ALL, "--fresh")  # (--fresh: the memory is not even read)
-    assert events(fourth, "memory_offered") == [] and "from remembered" not in calls[0]["messages"][0]["content"]
+    assert events(fourth, "memory_offered") == [] and "- function" not in calls[0]["messages"][0]["content"]
     fifth, calls = ask(server, tmp_path, data, MARCH.replace("March", "the month of March"))
     (offered,) = events(fifth, "memory_offered")
     assert offered["forgotten"] == ["load_transactions", "settled"] and offered["functions"] == []
-    assert "from remembered import" not in calls[0]["messages"][0]["content"]
+    assert "- function" not in calls[0]["messages"][0]["content"]
     assert memory_show(tmp_path, data)["functions"] == []
 
 

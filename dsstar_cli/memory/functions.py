@@ -25,6 +25,7 @@ import copy
 import symtable
 from dataclasses import asdict, dataclass, field
 
+MODULE = "remembered"  # What scripts import kept functions from (knowledge.py writes it).
 MAX_SOURCE = 8_000
 # Calls a constant may hold: building a path from other constants.
 PATH_CALLS = {"os.path.join", "os.path.dirname", "os.path.basename", "os.path.abspath", "Path", "pathlib.Path",
@@ -52,7 +53,7 @@ def harvest(code: str) -> list[Function]:
         table = symtable.symtable(code, "<script>", "exec")
     except (SyntaxError, ValueError, RecursionError):
         return []
-    imports, constants, defs = _top_level(tree)
+    imports, constants, defs, remembered = _top_level(tree)
     scopes = {(t.get_name(), t.get_lineno()): t for t in table.get_children() if t.get_type() == "function"}
     declared = {name for t in scopes.values() for name in _declared_global(t)}  # State shared through `global`.
     for name in declared:
@@ -63,11 +64,11 @@ def harvest(code: str) -> list[Function]:
         if scope is None or name == "main" or name in declared or _declared_global(scope) or not _doc(node):
             continue
         candidates[name] = (node, _globals(scope) | _outer_names(node))
-    kept = _standing(candidates, set(imports), set(constants))
+    kept = _standing(candidates, set(imports), set(constants) | remembered)
     found = []
     for name in [n for n in defs if n in kept]:
         node, names = candidates[name]
-        function = _lift(code, node, names, imports, constants, kept)
+        function = _lift(code, node, names, imports, constants, kept | remembered)
         if function is not None:
             found.append(function)
     return found
@@ -92,9 +93,11 @@ def module_source(functions: list[Function], header: str) -> str:
 
 # -- the script's top level ------------------------------------------------------------------------
 
-def _top_level(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr], dict[str, ast.FunctionDef]]:
+def _top_level(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr], dict[str, ast.FunctionDef], set[str]]:
     """Imports (bound name -> one statement), constants (name -> expression with constants written
-    in) and functions (name -> the last def of that name), as the top level leaves them."""
+    in), functions (name -> the last def of that name), and the names imported from the module of
+    functions kept before (`from remembered import f`: they live beside the ones taken now)."""
+    remembered: set[str] = set()
     imports: dict[str, str] = {}
     constants: dict[str, ast.expr] = {}
     defs: dict[str, ast.FunctionDef] = {}
@@ -102,6 +105,8 @@ def _top_level(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr], d
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imports[alias.asname or alias.name.split(".")[0]] = ast.unparse(ast.Import([alias]))
+        elif isinstance(node, ast.ImportFrom) and node.module == MODULE:  # Functions kept before: not an import.
+            remembered.update(alias.name for alias in node.names if alias.asname in (None, alias.name))
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module != "__future__":
             for alias in node.names:
                 if alias.name != "*":
@@ -123,7 +128,7 @@ def _top_level(tree: ast.Module) -> tuple[dict[str, str], dict[str, ast.expr], d
                 for target in _targets(inner):
                     for name in _assigned(target):
                         constants.pop(name, None)
-    return imports, constants, defs
+    return imports, constants, defs, remembered - set(defs) - set(constants) - set(imports)
 
 
 def _constant(expr: ast.expr, imports: dict[str, str], constants: dict[str, ast.expr]) -> ast.expr | None:

@@ -21,19 +21,22 @@ folder's functions only; the database itself is never within a script's reach.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from dsstar_cli.analyzer.terms import terms
 from dsstar_cli.memory import fingerprint
-from dsstar_cli.memory.functions import Function, harvest, module_source
+from dsstar_cli.memory.functions import MODULE, Function, harvest, module_source
 from dsstar_cli.memory.store import CONVENTION, FUNCTION, Entry, Learned, Store
 from dsstar_cli.quoting import quote
 
 LIBRARY_DIR = ".dsstar-memory"  # In the run's work folder; sandbox/worker.py puts it on the scripts' sys.path.
-MODULE = "remembered"
-MAX_FUNCTIONS, MAX_CONVENTIONS, MAX_ANSWERS, MAX_RECHECKS = 30, 20, 10, 2
+MAX_FUNCTIONS, MAX_CONVENTIONS, MAX_ANSWERS, MAX_RECHECKS = 60, 40, 40, 2  # kept within reach
+MAX_RUNS = 4          # earlier runs a prompt names (the most relevant: see `relevant`)
+SHORT_DEFAULT = 24    # a longer default value is shown as ...
 LINE_CHARS, QUESTION_CHARS = 300, 120
 HEADING = "# This folder's memory"
 
@@ -66,30 +69,24 @@ class Offer:
         return {"functions": [f.key for f in self.functions], "conventions": len(self.conventions),
                 "answers": len(self.answers), "rechecked": self.rechecked, "forgotten": self.forgotten}
 
-    def block(self) -> str:
-        """The prompts' block: what is offered, each item with the run it came from; quoted as data."""
-        if not self:
+    def block(self, question: str) -> str:
+        """The prompts' block: the earlier runs most relevant to `question` (see `relevant`), each with
+        its question, answer, functions and conventions; quoted as data. "" when none is relevant."""
+        groups = relevant(self, question)
+        if not groups:
             return ""
-        parts = []
-        if self.functions:
-            parts.append(f"Functions a script can import (`from {MODULE} import NAME`), each from a verified script "
-                         "on this folder; the files they read are unchanged since, or they were re-checked on them:\n"
-                         + "\n".join(f"- {_line(f.body['signature'], LINE_CHARS)}: {_line(f.body['doc'], LINE_CHARS)} "
-                                     f"[{_origin(f.run_id, f.question)}]" for f in self.functions))
-        if self.conventions:
-            parts.append("Conventions verified runs on this folder settled (readings of the data or the documents "
-                         "they took; the files they read are unchanged):\n"
-                         + "\n".join(f"- {_line(c.body['text'], LINE_CHARS)} [{_origin(c.run_id, c.question)}]"
-                                     for c in self.conventions))
-        if self.answers:
-            parts.append("Questions verified runs on this folder answered (the files they read are unchanged):\n"
-                         + "\n".join(f"- {_line(a.question, QUESTION_CHARS)!r}"
-                                     + (f" [{_line(a.guidelines, QUESTION_CHARS)}]" if a.guidelines else "")
-                                     + f" => {_line(a.answer, LINE_CHARS)} [run {a.run_id}]" for a in self.answers))
-        intro = ("Earlier runs on this folder were verified; this is what they left. Use it where it fits the "
-                 "question (an imported function instead of writing it again); the question and the documents "
-                 "decide where it does not.")
-        return f"{HEADING}\n{intro}\n" + quote("\n\n".join(parts), "dsstar's memory of this folder")
+        lines = []
+        for run_id, group in groups:
+            lines.append(f"Run {run_id} asked {_line(group['question'], QUESTION_CHARS)!r}"
+                         + (f" => {_line(group['answer'], LINE_CHARS)}" if group.get("answer") is not None else ""))
+            lines += [f"- function {_signature(f.body)}: {_line(f.body['doc'], LINE_CHARS)}" for f in group["functions"]]
+            lines += [f"- convention: {_line(c.body['text'], LINE_CHARS)}" for c in group["conventions"]]
+        intro = ("Earlier verified runs on this folder whose questions are closest to this one, and what they left "
+                 "(the files they read are unchanged, or their functions were re-checked on them). A script can "
+                 f"import their functions (`from {MODULE} import NAME`) instead of writing them again; a convention "
+                 "is the reading that run took. Use them where they fit; the question and the documents decide "
+                 "where they do not.")
+        return f"{HEADING}\n{intro}\n" + quote("\n".join(lines), "dsstar's memory of this folder")
 
     def install(self, workdir: Path) -> None:
         """Write the module scripts import the functions from (nothing when none is offered)."""
@@ -141,6 +138,45 @@ def offer(store: Store, folder: str, data_dir: Path, answers: list[Entry],
     return found
 
 
+def relevant(offer: Offer, question: str, most: int = MAX_RUNS) -> list[tuple[str, dict]]:
+    """The runs whose question, answer, function docstrings and conventions share the most terms with
+    `question` (each shared term weighted by how few runs have it: "reports" in every question counts
+    little), at most `most`, best first; a run sharing none is left out. Every offered function stays
+    importable; only what the prompt names is chosen here, to keep it short."""
+    groups: dict[str, dict] = {}
+    for item in offer.functions + offer.conventions:
+        group = groups.setdefault(item.run_id, {"question": item.question, "functions": [], "conventions": []})
+        group["functions" if item.kind == FUNCTION else "conventions"].append(item)
+    for entry in offer.answers:
+        group = groups.setdefault(entry.run_id, {"question": entry.question, "functions": [], "conventions": []})
+        group["answer"] = entry.answer
+    words = {run_id: set(terms(" ".join([g["question"], str(g.get("answer") or "")]
+                                        + [f"{f.key} {f.body['doc']}" for f in g["functions"]]
+                                        + [c.body["text"] for c in g["conventions"]])))
+             for run_id, g in groups.items()}
+    asked = set(terms(question))
+    spread = {term: sum(term in found for found in words.values()) for term in asked}
+    scores = {run_id: sum(1 / spread[t] for t in found & asked) for run_id, found in words.items()}
+    chosen = sorted((run_id for run_id in groups if scores[run_id] > 0), key=lambda r: -scores[r])[:most]
+    return [(run_id, groups[run_id]) for run_id in chosen]
+
+
+def _signature(body: dict) -> str:
+    """`name(args)` with long defaults (a path written in) shown as `...`."""
+    try:
+        args = ast.parse(f"def {body['signature']}: pass").body[0].args
+    except SyntaxError:
+        return _line(body["signature"], LINE_CHARS)
+
+    def short(default: ast.expr | None) -> ast.expr | None:
+        return default if default is None or len(ast.unparse(default)) <= SHORT_DEFAULT else ast.Constant(...)
+
+    args.defaults = [short(d) for d in args.defaults]
+    args.kw_defaults = [short(d) for d in args.kw_defaults]
+    returns = body["signature"].rsplit(") -> ", 1)[1] if ") -> " in body["signature"] else None
+    return _line(f"{body['name']}({ast.unparse(args)})" + (f" -> {returns}" if returns else ""), LINE_CHARS)
+
+
 def _files_of(functions: list[Learned], run_id: str) -> list[fingerprint.Fingerprint]:
     return next(f.files for f in functions if f.run_id == run_id)
 
@@ -155,5 +191,3 @@ def _line(text: str, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[:max_chars].rsplit(" ", 1)[0] + " [...]"
 
 
-def _origin(run_id: str, question: str) -> str:
-    return f"run {run_id}: {_line(question, QUESTION_CHARS)!r}"

@@ -115,7 +115,7 @@ class Recall:
             return ""  # A memory that cannot be read is a memory not offered.
         if offered or offered.forgotten:
             agent.emit(Event("memory_offered", offered.summary()))
-        return offered.block()
+        return offered.block(self.question)
 
     def remember(self, result: RunResult, solution_code: str) -> None:
         """Keep `result` when it is worth remembering (see the module docstring), and what its verified

@@ -2,7 +2,8 @@
 calls, so providers' prompt caching applies (Anthropic's through `cache_control`, OpenAI's and
 Gemini's on long identical prefixes).
 
-    full  = intro + documents + question + answer format + data files + querying   (planner, coder, debugger, router)
+    full  = intro + documents + question + answer format + data files + querying + memory
+                                                                        (planner, coder, debugger, router)
     brief = intro + documents + question + answer format
     brief + the data files a script reads                               (verifier, finalizer: `for_script`)
 
@@ -67,7 +68,8 @@ def build_context(question: str, guidelines: str | None, data_dir: str, selectio
     go before the question; the tables' descriptions after it, so `brief` is a prefix of `full`.
     `earlier`: a follow-up's earlier run (followup.py, quoted and bounded), just before the question
     it explains, so every role reads "and for April?" beside the question it follows. `memory`: what
-    earlier verified runs on the folder established (memory/knowledge.py), after the documents."""
+    earlier verified runs on the folder left (memory/knowledge.py), at the end of `full`: for the
+    roles that plan and write code (its functions are imported by scripts), not those that judge."""
     documents = [f for f in selection.described + selection.listed if f.format in DOCUMENT_FORMATS]
     tables = Selection([f for f in selection.described if f.format not in DOCUMENT_FORMATS],
                        [f for f in selection.listed if f.format not in DOCUMENT_FORMATS])
@@ -75,8 +77,6 @@ def build_context(question: str, guidelines: str | None, data_dir: str, selectio
     if documents:
         parts.append("# Documents (their rules and definitions apply to the answer)\n"
                      + documents_prompt(documents, question, document_chars))
-    if memory:
-        parts.append(memory)
     if earlier:
         parts.append(earlier)
     parts.append(f"# Question\n{question}")
@@ -86,5 +86,6 @@ def build_context(question: str, guidelines: str | None, data_dir: str, selectio
     full = f"{brief}\n\n{TABLES_HEADING} ({count})\n{files_prompt(tables) or '(none)'}"
     full += absent_note(documents, data_dir)  # Files the documents name that the folder lacks.
     full += f"\n\n{engine_note}" if engine_note else ""  # How scripts query the tables (dsstar.sql).
+    full += f"\n\n{memory}" if memory else ""  # For the roles that plan and write code, not those that judge.
     return RunContext(full=full, brief=brief, data_dir=data_dir, tables=tuple(tables.described + tables.listed),
                       question=question, description_tokens=description_tokens)
