@@ -5,6 +5,7 @@ port (to see which jobs ran, and how they ended). Skips, saying why, without Jav
     with SparkConnectServer(tmp_path) as server:
         server.remote   # sc://127.0.0.1:PORT
         server.jobs()   # the application's jobs, as the REST API lists them
+        server.executions()  # its SQL executions, each with its physical plan
 """
 
 from __future__ import annotations
@@ -94,10 +95,18 @@ class SparkConnectServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
 
-    def jobs(self) -> list[dict]:
-        """Every job of the server's application (the web UI's REST API)."""
+    def api(self, path: str):
+        """GET `path` of the server's application in the web UI's REST API (/api/v1/applications/ID/...)."""
         base = f"http://127.0.0.1:{self.ui_port}/api/v1/applications"
         with urllib.request.urlopen(base, timeout=10) as answer:
             app = json.load(answer)[0]["id"]
-        with urllib.request.urlopen(f"{base}/{app}/jobs", timeout=10) as answer:
+        with urllib.request.urlopen(f"{base}/{app}/{path}", timeout=10) as answer:
             return json.load(answer)
+
+    def jobs(self) -> list[dict]:
+        """Every job of the server's application."""
+        return self.api("jobs")
+
+    def executions(self) -> list[dict]:
+        """Every SQL execution of the application, with its physical plan (`planDescription`)."""
+        return self.api("sql?details=false&planDescription=true&offset=0&length=100000")
