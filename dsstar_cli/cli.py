@@ -649,11 +649,13 @@ def _age(seconds: float) -> str:
 @memory_app.command("show", cls=Command)
 def memory_show(
     data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="The data folder."),
-    as_json: bool = _json_opt('Print {"data_dir", "memory", "entries": [...]} as JSON.'),
+    as_json: bool = _json_opt('Print {"data_dir", "memory", "entries", "functions", "conventions"} as JSON.'),
 ) -> None:
-    """What the memory keeps for DATA_DIR: each answer, its run, the files it read, whether it is stale.
+    """What the memory keeps for DATA_DIR: each answer, function and convention, the run it came from, whether it is stale.
 
-    Stale: a file it read changed since; the next ask re-checks it (its script re-runs, the verifier judges)."""
+    Stale: a file it read changed since. A stale answer is re-checked by the next ask of its question (its
+    script re-runs, the verifier judges); a stale function is re-checked before a run is offered it (its
+    script re-runs); a stale convention is not offered."""
     from dsstar_cli.memory import MemoryUnavailable, inventory
 
     try:
@@ -671,7 +673,7 @@ def memory_clear(
     data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="The data folder."),
     as_json: bool = _json_opt('Print {"data_dir", "memory", "cleared": N} as JSON.'),
 ) -> None:
-    """Forget every answer remembered for DATA_DIR (the runs themselves stay in the history)."""
+    """Forget every answer, function and convention remembered for DATA_DIR (the runs stay in the history)."""
     from dsstar_cli.memory import MemoryUnavailable, inventory
 
     try:
@@ -681,7 +683,62 @@ def memory_clear(
     if as_json:
         _write_json(cleared)
     else:
-        sys.stderr.write(f"dsstar: forgot {cleared['cleared']} answer(s) remembered for {visible(cleared['data_dir'])}\n")
+        sys.stderr.write(f"dsstar: forgot {cleared['cleared']} item(s) remembered for {visible(cleared['data_dir'])}\n")
+
+
+LEARN_EXIT_HELP = """Exit codes: 0 every question got a verified answer (kept in the memory or not);
+otherwise the most serious outcome among the questions, as `ask` exits for one: 10 the data cannot answer
+a question; 3 an unverified answer; 7 cost budget (--max-cost) reached; 8 time budget (--timeout) reached;
+1 a run failed; 4 configuration, model or credentials error; 5 model unreachable. Before any question:
+2 usage error (FILE missing, empty or malformed); 6 bad data folder (missing, not a folder, no usable data).
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM): the report covers the questions answered by then."""
+
+
+@app.command(cls=Command, epilog=LEARN_EXIT_HELP)
+def learn(
+    data_dir: Path = typer.Argument(..., metavar="DATA_DIR", help="Folder of data files (read-only: it is never "
+                                    "modified)."),
+    questions: Path = typer.Option(..., "--questions", help="A JSONL (id, question, guidelines) or text file (one "
+                                   "question a line), as `ask --questions` takes."),
+    model: Optional[str] = _model_opt(),
+    api_base: Optional[str] = _api_base_opt(),
+    config_file: Optional[Path] = _config_opt(),
+    workers: int = typer.Option(1, "--workers", "-w", help="Questions answered in parallel."),
+    max_rounds: Optional[int] = typer.Option(None, "--max-rounds", help="Round cap per question (default 10)."),
+    code_timeout: Optional[float] = typer.Option(None, "--code-timeout", help="Seconds a script may run."),
+    llm_timeout: Optional[float] = typer.Option(None, "--llm-timeout",
+                                                help="Wall-clock seconds each attempt of a model call may take."),
+    max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per question."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds each question may take."),
+    as_json: bool = _json_opt('Print {"data_dir", "questions": [...], "totals", "memory", "exit_code"} as JSON.'),
+    no_progress: bool = typer.Option(False, "--no-progress", help="No progress on stderr."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
+    follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
+                                      "lead to outside it (their content goes to the model)."),
+    debug: bool = _debug_opt(),
+) -> None:
+    """Build DATA_DIR's memory: answer every question in --questions FILE (in parallel, as `ask --questions`), then report per question whether its answer was kept (and if not, why) and what the memory holds.
+
+    Asked again later, a kept question is answered from the memory at once, with no model call (`dsstar memory show DATA_DIR` lists them). The report goes to stdout, progress to stderr."""
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    from dsstar_cli.learn import learn as run_learn, text
+
+    try:
+        config = load_config(config_file, {"model": model, "api_base": api_base, **_cache_flag(no_cache),
+                                           **_links_flag(follow_links),
+                                           **_budget_flags(max_rounds, code_timeout, llm_timeout, max_cost, timeout)})
+        lesson = run_learn(data_dir, questions, config, workers, _note("dsstar learn", no_progress))
+    except DsstarError as exc:
+        _fail(exc, as_json, debug)
+    except (KeyboardInterrupt, Terminated) as exc:  # Before the batch started, or after it (the report).
+        sys.stderr.write("dsstar: interrupted\n")
+        raise typer.Exit(ExitCode.TERMINATED if isinstance(exc, Terminated) else ExitCode.INTERRUPTED)
+    if as_json:
+        _write_json(lesson.as_dict())
+    else:
+        report = text(lesson)
+        sys.stdout.write(visible(report) if sys.stdout.isatty() else report)
+    raise typer.Exit(lesson.exit_code)
 
 
 @app.command(cls=Command)
@@ -706,6 +763,9 @@ def bench(
                                               "(task_id, agent_answer, reasoning_trace)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N (selected) tasks."),
     level: Optional[str] = typer.Option(None, "--level", help="Only tasks of this level: easy, medium or hard."),
+    memory: bool = typer.Option(False, "--memory", help="Use and fill the folder's memory, as `ask` does (with "
+                                "--workers 1 the tasks run in order: what the memory saves over a series). "
+                                "Default: every task afresh."),
     as_json: bool = _json_opt("Print the summary as JSON instead of a table."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Describe every file afresh (skip the cache)."),
     follow_links: bool = typer.Option(False, "--follow-links", help="Also read files that links in the folder "
@@ -731,7 +791,8 @@ def bench(
         plan = harness.plan_run(selected, out, resume)
         note(f"{len(selected)} task(s), {len(plan.kept)} already done, {len(plan.todo)} to run with "
              f"{workers} worker(s)")
-        rows = list(plan.kept) + harness.run_to_file(folder, plan.todo, config, workers, out, note)
+        rows = list(plan.kept) + harness.run_to_file(folder, plan.todo, config, workers, out, note,
+                                                              memory=memory)
     except DsstarError as exc:
         _fail(exc, as_json, debug)
     except (KeyboardInterrupt, Terminated) as exc:

@@ -285,6 +285,12 @@ def _memory_rejected(d: dict, view: RunView, now: float) -> Shown:
     return Shown(f"the remembered answer did not hold ({d['reason']}): answering afresh", style="yellow")
 
 
+def _memory_offered(d: dict, view: RunView, now: float) -> Shown:
+    kept = [f"{len(d['functions'])} function(s)", f"{d['conventions']} convention(s)", f"{d['answers']} answer(s)"]
+    forgotten = f"; forgot {', '.join(d['forgotten'])} (failed on the changed files)" if d.get("forgotten") else ""
+    return Shown(f"memory of this folder offered: {', '.join(kept)} from earlier verified runs{forgotten}", style="dim")
+
+
 def _answer(d: dict, view: RunView, now: float) -> Shown:
     return Shown()  # The result's summary follows (render_result / plain_result).
 
@@ -314,6 +320,7 @@ VIEWS: dict[str, View] = {
     "from_memory": _from_memory,
     "memory_recheck": _memory_recheck,
     "memory_rejected": _memory_rejected,
+    "memory_offered": _memory_offered,
     "answer": _answer,
 }
 

@@ -13,9 +13,9 @@
                                                      reading behind it (readings.py): the plan's
                                                      assumptions, and the alternatives r printed
 
-Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
-format and the file descriptions (the verifier and finalizer: those of the files the script they judge
-reads). Text from the data and the scripts' output is quoted as data (quoting.py). After every round
+Every prompt starts with the run's shared context (roles/context.py): documents, what the folder's
+memory offers (memory/knowledge.py), question, answer format and the file descriptions (the verifier
+and finalizer: those of the files the script they judge reads). Text from the data and the scripts' output is quoted as data (quoting.py). After every round
 the loop's state is checkpointed, so `dsstar resume` continues a stopped run from its last completed round.
 """
 
@@ -49,6 +49,7 @@ class Task:
     guidelines: str | None = None
     earlier: str | None = None  # A follow-up's earlier run, quoted (followup.py): in every prompt's context.
     engine_note: str = ""    # how scripts query the tables (engine/note.py)
+    memory: str = ""         # what earlier verified runs on the folder established (memory/knowledge.py)
 
 
 @dataclass
@@ -109,7 +110,7 @@ class DSStarLoop:
         """The shared context every prompt of this run starts with (roles/context.py)."""
         return build_context(task.question, task.guidelines, str(task.data_dir), Selection(list(files), list(others)),
                              self.document_chars, self.description_tokens, earlier=task.earlier,
-                             engine_note=task.engine_note)
+                             engine_note=task.engine_note, memory=task.memory)
 
     # -- the algorithm ---------------------------------------------------------------------------
 

@@ -102,9 +102,13 @@ def printed(value: str, output: str) -> bool:
 def same_answer(a: str, b: str) -> bool:
     """The same answer up to case, spacing, a bracketed remark ("Delaware (share 0.96)", "No []")
     and, for numbers, the coarser of the two precisions; a number is also the same as a printed
-    line that holds it as its only number ("same sample, age 60.0")."""
+    line that holds it as its only number ("same sample, age 60.0"); a list is the same as another
+    list of the same items, in any order and notation ("['A', 'B']" and "B, A")."""
     core_a, core_b = _core(a), _core(b)
     if core_a == core_b:
+        return True
+    items_a, items_b = _items(a), _items(b)
+    if len(items_a) > 1 and sorted(items_a) == sorted(items_b):
         return True
     x, y = _number(core_a), _number(core_b)
     if x is None and y is None:
@@ -124,6 +128,12 @@ def _core(text: str) -> str:
     """An answer without bracketed remarks, case and extra spacing."""
     text = re.sub(r"\([^()]*\)|\[[^\[\]]*\]", " ", text)
     return " ".join(text.split()).strip(" .,;:").lower()
+
+
+def _items(text: str) -> list[str]:
+    """The items of a list answer, however written: brackets and quotes dropped, split at , and ;."""
+    text = text.strip().strip("[](){}")
+    return [" ".join(item.split()).strip("'\"` ").lower() for item in re.split(r"[,;]", text) if item.strip()]
 
 
 def _number(text: str) -> float | None:

@@ -131,7 +131,8 @@ def ask(request: AskRequest, config: Config, emit: Sink, models: Models | None =
             raise UsageError("--continue/--follow is not supported on engine: spark yet")
         data_dir = engine.local_dir
         follow = followup.resolve(request.follow, data_dir, config["run_dir"]) if local else None
-        recall = Recall.open(data_dir, question, request.guidelines, use=local and not request.fresh and follow is None)
+        recall = Recall.open(data_dir, question, request.guidelines, use=local and not request.fresh,
+                             answers=follow is None)
         try:
             if recall.at_once() is not None:  # An unchanged folder: the remembered answer, no model, no sandbox.
                 return _from_memory(recall, request, config, models, emit)
@@ -301,6 +302,8 @@ def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", conf
         task = Task(question, data_dir, guidelines, earlier=follow.context if follow else None, engine_note=engine_note)
         replayed = recall.recheck(agent, loop.context_for(task, selection.described, selection.listed),
                                   loop.output_chars) if recall else None  # A remembered answer, files changed.
+        if replayed is None and recall is not None:  # What earlier verified runs established (memory/knowledge.py).
+            task.memory = recall.knowledge(agent)
         outcome = replayed or loop.run(task, selection.described, selection.listed,
                                        state=resumed["loop"] if resumed else None)
     except (KeyboardInterrupt, Terminated) as exc:

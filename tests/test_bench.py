@@ -142,3 +142,21 @@ def test_level_and_limit_select_tasks(server, tmp_path):
     assert [(r["task_id"], r["level"]) for r in rows(out)] == [("2", "hard")]
     bad = bench(server, str(tasks), "--data", str(SAMPLE_DATA), "--level", "extreme", cwd=tmp_path)
     assert bad.returncode == 2 and "--level must be one of" in bad.stderr
+
+
+def test_with_memory_a_series_uses_and_fills_the_folders_memory_and_without_it_never(server, tmp_path):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"task_id": str(n), "question": "Question 1?", "level": "easy",
+                                         "answer": "NL"}) + "\n" for n in (1, 2)))
+    before = len(server.requests)
+    plain = bench(server, str(tasks), "--data", str(SAMPLE_DATA), "--out", str(tmp_path / "plain.jsonl"), cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    assert len(server.requests) - before == 8 and [r["from_memory"] for r in rows(tmp_path / "plain.jsonl")] == [None] * 2
+    before = len(server.requests)
+    series = bench(server, str(tasks), "--data", str(SAMPLE_DATA), "--memory", "--out", str(tmp_path / "memory.jsonl"),
+                   cwd=tmp_path)
+    assert series.returncode == 0, series.stderr
+    first, second = rows(tmp_path / "memory.jsonl")
+    assert len(server.requests) - before == 4  # The second task, the same question: from the memory.
+    assert (first["from_memory"], second["calls"], second["correct"]) == (None, 0, True)
+    assert second["from_memory"]["run"] == Path(first["run_dir"]).name

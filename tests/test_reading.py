@@ -185,6 +185,10 @@ def test_alternatives_that_give_the_same_answer_or_were_never_printed_are_droppe
     ("60", "sample S7, age 61", False),                                 # two numbers: not the same
     ("0.523", "0.199", False),
     ("West Virginia", "Delaware (share 0.96)", False),
+    ("Gate Gaming, Delta, Falcon", "['Gate Gaming', 'Delta', 'Falcon']", True),  # a list, in another notation
+    ("Delta, Falcon", "['Falcon', 'delta']", True),                              # in another order
+    ("Delta, Falcon", "['Delta', 'Falcon', 'Cedar']", False),                    # with one more item
+    ("1,937,041", "1937041", True),                                             # a number's commas are no list
 ])
 def test_an_alternative_that_restates_the_answer_is_not_another_reading(answer, alternative, same):
     assert readings.same_answer(alternative, answer) is same

@@ -51,6 +51,7 @@ def make_row(task: BenchTask, result: RunResult) -> dict:
         "note": result.note, "assumptions": result.assumptions, "alternatives": result.alternatives,
         # A wrong answer whose right value a script printed under another reading: the reading was the miss.
         "alternative_correct": any(score_answer(task, alt["answer"])[0] for alt in result.alternatives),
+        "from_memory": result.from_memory,
     }
 
 
@@ -95,8 +96,9 @@ def plan_run(tasks: list[BenchTask], out: Path | None, resume: bool) -> BenchPla
 
 def run_tasks(data_dir: Path, tasks: list[BenchTask], config: Config, workers: int,
               on_row: Callable[[dict], None], emit: Sink,
-              models_factory: Callable[[], Models] | None = None) -> list[dict]:
-    """Analyse the folder once, answer every task (`workers` at a time), one scored row per task."""
+              models_factory: Callable[[], Models] | None = None, memory: bool = False) -> list[dict]:
+    """Analyse the folder once, answer every task (`workers` at a time), one scored row per task; each
+    afresh, unless `memory` (then as `ask` does: the folder's memory is used and filled)."""
     by_id = {t.task_id: t for t in tasks}
     rows: list[dict] = []
 
@@ -106,12 +108,12 @@ def run_tasks(data_dir: Path, tasks: list[BenchTask], config: Config, workers: i
         on_row(row)
 
     questions = [Question(t.task_id, t.question, t.guidelines) for t in tasks]
-    ask_batch(data_dir, questions, config, workers, on_result, emit, models_factory, fresh=True)
+    ask_batch(data_dir, questions, config, workers, on_result, emit, models_factory, fresh=not memory)
     return rows
 
 
 def run_to_file(data_dir: Path, tasks: list[BenchTask], config: Config, workers: int, out: Path | None,
-                note: Callable[[str], None]) -> list[dict]:
+                note: Callable[[str], None], memory: bool = False) -> list[dict]:
     """`run_tasks`, each row appended to `out` (when given) as it comes, and one progress line per task."""
     if not tasks:
         return []
@@ -125,7 +127,7 @@ def run_to_file(data_dir: Path, tasks: list[BenchTask], config: Config, workers:
         note(f"[{row['task_id']}] {row['outcome']}: {row['answer']!r} ({mark})")
 
     try:
-        return run_tasks(data_dir, tasks, config, workers, on_row, lambda event: None)
+        return run_tasks(data_dir, tasks, config, workers, on_row, lambda event: None, memory=memory)
     finally:
         if sink:
             sink.close()

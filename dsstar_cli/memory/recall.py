@@ -24,8 +24,9 @@ from pathlib import Path
 
 from dsstar_cli.agent import Agent
 from dsstar_cli.loop import LoopResult
-from dsstar_cli.memory import fingerprint, replay
-from dsstar_cli.memory.store import Entry, MemoryUnavailable, Store
+from dsstar_cli.events import Event
+from dsstar_cli.memory import fingerprint, knowledge, replay
+from dsstar_cli.memory.store import Entry, Learned, MemoryUnavailable, Store
 from dsstar_cli.result import RunResult
 from dsstar_cli.roles.context import RunContext
 from dsstar_cli.secrets import redact, secret_values
@@ -56,17 +57,21 @@ class Recall:
     started_ns: int = field(default_factory=time.time_ns)
     provenance: dict | None = None  # The result's `from_memory` once the memory answered.
 
+    answers: bool = True  # Off for a follow-up: "and for April?" is no question of its own to look up.
+
     @classmethod
-    def open(cls, data_dir: Path, question: str, guidelines: str | None, use: bool = True) -> "Recall":
-        """The memory for this question; an empty one when `use` is off (--fresh, a follow-up) or the
-        memory cannot be used here (then the run goes on as if nothing was remembered)."""
-        recall = cls(data_dir, question, guidelines)
+    def open(cls, data_dir: Path, question: str, guidelines: str | None, use: bool = True,
+             answers: bool = True) -> "Recall":
+        """The memory for this question; an empty one when `use` is off (--fresh) or the memory cannot
+        be used here (then the run goes on as if nothing was remembered). Without `answers` (a
+        follow-up) no answer is looked up, but what earlier runs established is offered and kept."""
+        recall = cls(data_dir, question, guidelines, answers=answers)
         if not use:
             return recall
         try:
             recall.store = Store.for_folder(data_dir)
             recall.entry = recall.store.find(fingerprint.folder_identity(data_dir), normalise(question),
-                                             normalise(guidelines))
+                                             normalise(guidelines)) if answers else None
         except (MemoryUnavailable, sqlite3.Error, OSError, ValueError):
             recall.close()
             recall.store, recall.entry = None, None
@@ -93,17 +98,48 @@ class Recall:
             self.provenance = {"run": entry.run_id, "at": entry.at, "rechecked": True, "changed": self.changed}
         return outcome
 
+    def knowledge(self, agent: Agent) -> str:
+        """What the folder's verified runs established, for this run's prompts (knowledge.py): its block,
+        with the module of functions written into the run's work folder. "" when nothing is offered."""
+        if self.store is None:
+            return ""
+        folder = fingerprint.folder_identity(self.data_dir)
+
+        def recheck(script: str) -> bool:
+            return agent.execute(script, "memory-check").ok
+
+        try:
+            offered = knowledge.offer(self.store, folder, self.data_dir, self.store.entries(folder), recheck)
+            offered.install(agent.executor.workdir)
+        except (sqlite3.Error, OSError, ValueError):
+            return ""  # A memory that cannot be read is a memory not offered.
+        if offered or offered.forgotten:
+            agent.emit(Event("memory_offered", offered.summary()))
+        return offered.block()
+
     def remember(self, result: RunResult, solution_code: str) -> None:
-        """Keep `result` when it is worth remembering (see the module docstring). Never fails the run:
-        a memory that cannot be written is a memory not kept."""
-        if self.store is None or not _worth_keeping(result, solution_code):
+        """Keep `result` when it is worth remembering (see the module docstring), and what its verified
+        script established (knowledge.py). Never fails the run: a memory that cannot be written is a
+        memory not kept."""
+        if self.store is None or result.outcome != VERIFIED or (result.from_memory and
+                                                                not result.from_memory.get("rechecked")):
             return
         prints = [fingerprint.take(self.data_dir, path) for path in result.files_used]
         if any(p is None or p.mtime_ns >= self.started_ns for p in prints):
             return  # A file went, or changed while the run read it: what would the fingerprint vouch for?
         secrets = secret_values()
+        at = datetime.now().isoformat(timespec="seconds")
+        source = Learned("", "", {}, Path(result.run_dir or "").name, at, result.question, "", prints)
+        try:
+            knowledge.learn(self.store, fingerprint.folder_identity(self.data_dir), redact(solution_code, secrets),
+                            [redact(a, secrets) for a in result.assumptions],
+                            not result.ambiguous and not result.follows, source)
+        except (sqlite3.Error, OSError):
+            pass
+        if not _worth_keeping(result, solution_code):
+            return
         entry = Entry(0, fingerprint.folder_identity(self.data_dir), result.question, result.guidelines,
-                      Path(result.run_dir or "").name, datetime.now().isoformat(timespec="seconds"), result.answer,
+                      Path(result.run_dir or "").name, at, result.answer,
                       result.answer_from, redact(solution_code, secrets), result.final_code,
                       {key: getattr(result, key) for key in KEPT_FIELDS}, prints)
         try:
@@ -116,12 +152,26 @@ class Recall:
             self.store.close()
 
 
-def _worth_keeping(result: RunResult, solution_code: str) -> bool:
-    if result.outcome != VERIFIED or result.answer is None or result.ambiguous or result.follows:
-        return False
+def not_kept_because(result: RunResult, solution_code: str | None = None) -> str | None:
+    """Why `result` is not worth remembering, in a few words (the rules of the module docstring); None
+    when it is. `dsstar learn` reports it per question. A caller that has the result only (not the
+    verified script) passes no `solution_code`: the checks on the scripts are then skipped."""
+    if result.follows:
+        return "a follow-up"
+    if result.outcome != VERIFIED or result.answer is None:
+        return "unanswerable" if result.outcome == "unanswerable" else f"not verified ({result.outcome})"
+    if result.ambiguous:
+        return "ambiguous: another reading gives another answer"
     if any(item.get("kind") == "figure" for item in result.artifacts):
-        return False  # Its figures are in its own run folder: asked again, they are drawn again, in the new one.
+        return "drew a figure"  # Its figures are in its own run folder: asked again, they are drawn again.
     if result.from_memory and not result.from_memory.get("rechecked"):
-        return False  # Given from memory unchanged: the entry already says all of it.
-    needs_final = result.answer_from == "final_script"
-    return bool(solution_code.strip()) and (bool(result.final_code.strip()) or not needs_final)
+        return "answered from memory"  # Given from memory unchanged: the entry already says all of it.
+    if solution_code is not None and not solution_code.strip():
+        return "no verified script"
+    if solution_code is not None and result.answer_from == "final_script" and not result.final_code.strip():
+        return "no final script"
+    return None
+
+
+def _worth_keeping(result: RunResult, solution_code: str) -> bool:
+    return not_kept_because(result, solution_code) is None

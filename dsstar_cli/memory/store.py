@@ -48,6 +48,21 @@ MIGRATIONS: list[list[str]] = [
                PRIMARY KEY (answer_id, path))""",
         "CREATE INDEX answers_by_folder ON answers(folder)",
     ],
+    [
+        """CREATE TABLE learned (
+               id INTEGER PRIMARY KEY,
+               folder TEXT NOT NULL,
+               kind TEXT NOT NULL,            -- function | convention
+               key TEXT NOT NULL,             -- the function's name; the convention's text, normalised
+               body TEXT NOT NULL,            -- JSON: functions.Function, or {"text": ...} for a convention
+               run_id TEXT NOT NULL,          -- the verified run it came from
+               at TEXT NOT NULL,
+               question TEXT NOT NULL,        -- that run's question
+               script TEXT NOT NULL,          -- a function's verified script, re-run to re-check it ('' else)
+               files TEXT NOT NULL,           -- JSON: fingerprints of the files that run read
+               UNIQUE (folder, kind, key))""",
+        "CREATE INDEX learned_by_folder ON learned(folder)",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -71,6 +86,22 @@ class Entry:
     final_code: str
     result: dict
     files: list[Fingerprint] = field(default_factory=list)
+
+
+@dataclass
+class Learned:
+    """A function or a convention a verified run left (knowledge.py), and where it came from."""
+    kind: str                # FUNCTION | CONVENTION
+    key: str
+    body: dict
+    run_id: str
+    at: str
+    question: str
+    script: str = ""
+    files: list[Fingerprint] = field(default_factory=list)
+
+
+FUNCTION, CONVENTION = "function", "convention"
 
 
 def memory_dir() -> Path:
@@ -173,8 +204,51 @@ class Store:
                                  for f in entry.files])
 
     def clear(self, folder: str) -> int:
+        """Forget the folder's answers, functions and conventions; how many there were."""
         with self._write():
-            return self.db.execute("DELETE FROM answers WHERE folder = ?", (folder,)).rowcount
+            learned = self.db.execute("DELETE FROM learned WHERE folder = ?", (folder,)).rowcount
+            return self.db.execute("DELETE FROM answers WHERE folder = ?", (folder,)).rowcount + learned
+
+    # -- functions and conventions ---------------------------------------------------------------
+
+    def learned(self, folder: str, kind: str | None = None) -> list[Learned]:
+        """The folder's functions and conventions (or those of `kind`), oldest first."""
+        rows = self.db.execute("SELECT kind, key, body, run_id, at, question, script, files FROM learned WHERE "
+                               "folder = ? AND kind = coalesce(?, kind) ORDER BY at, id", (folder, kind))
+        return [Learned(kind, key, json.loads(body), run_id, at, question, script,
+                        [Fingerprint(**f) for f in json.loads(files)])
+                for kind, key, body, run_id, at, question, script, files in rows.fetchall()]
+
+    def learn(self, folder: str, items: list[Learned]) -> None:
+        """Keep `items`, each replacing the folder's item of the same kind and key. A kept function that
+        calls one replaced here by another run's is dropped: it was verified beside the old one."""
+        if not items:
+            return
+        with self._write():
+            replaced = {i.key for i in items if i.kind == FUNCTION}
+            runs = {i.run_id for i in items}
+            for kind, key, body, run_id in self.db.execute(
+                    "SELECT kind, key, body, run_id FROM learned WHERE folder = ? AND kind = ?",
+                    (folder, FUNCTION)).fetchall():
+                if run_id not in runs and replaced & set(json.loads(body).get("calls") or []):
+                    self.db.execute("DELETE FROM learned WHERE folder = ? AND kind = ? AND key = ?", (folder, kind, key))
+            self.db.executemany(
+                "INSERT OR REPLACE INTO learned (folder, kind, key, body, run_id, at, question, script, files) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(folder, i.kind, i.key, json.dumps(i.body), i.run_id, i.at, i.question, i.script,
+                  json.dumps([f.as_dict() for f in i.files])) for i in items])
+
+    def vouch(self, folder: str, run_id: str, files: list[Fingerprint]) -> None:
+        """The functions from `run_id` were re-checked on the files as they are now: they rest on these."""
+        with self._write():
+            self.db.execute("UPDATE learned SET files = ? WHERE folder = ? AND kind = ? AND run_id = ?",
+                            (json.dumps([f.as_dict() for f in files]), folder, FUNCTION, run_id))
+
+    def forget_run(self, folder: str, run_id: str) -> None:
+        """Drop the functions from `run_id` (their script failed its re-check on the current files)."""
+        with self._write():
+            self.db.execute("DELETE FROM learned WHERE folder = ? AND kind = ? AND run_id = ?",
+                            (folder, FUNCTION, run_id))
 
     def _entry(self, row: tuple) -> Entry:
         entry = Entry(*row[:10], result=json.loads(row[10]))

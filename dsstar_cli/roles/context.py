@@ -62,11 +62,12 @@ def files_used(files: list[FileDescription] | tuple[FileDescription, ...], scrip
 
 def build_context(question: str, guidelines: str | None, data_dir: str, selection: Selection,
                   document_chars: int, description_tokens: int = DESCRIPTION_TOKENS,
-                  earlier: str | None = None, engine_note: str = "") -> RunContext:
+                  earlier: str | None = None, engine_note: str = "", memory: str = "") -> RunContext:
     """Documents (in full up to `document_chars`, else outline plus the sections the question hits)
     go before the question; the tables' descriptions after it, so `brief` is a prefix of `full`.
     `earlier`: a follow-up's earlier run (followup.py, quoted and bounded), just before the question
-    it explains, so every role reads "and for April?" beside the question it follows."""
+    it explains, so every role reads "and for April?" beside the question it follows. `memory`: what
+    earlier verified runs on the folder established (memory/knowledge.py), after the documents."""
     documents = [f for f in selection.described + selection.listed if f.format in DOCUMENT_FORMATS]
     tables = Selection([f for f in selection.described if f.format not in DOCUMENT_FORMATS],
                        [f for f in selection.listed if f.format not in DOCUMENT_FORMATS])
@@ -74,6 +75,8 @@ def build_context(question: str, guidelines: str | None, data_dir: str, selectio
     if documents:
         parts.append("# Documents (their rules and definitions apply to the answer)\n"
                      + documents_prompt(documents, question, document_chars))
+    if memory:
+        parts.append(memory)
     if earlier:
         parts.append(earlier)
     parts.append(f"# Question\n{question}")

@@ -57,6 +57,7 @@ import privileges  # noqa: E402
 import seccomp  # noqa: E402
 
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 1, 36, 4
+MEMORY_LIBRARY = ".dsstar-memory"  # memory/knowledge.py's LIBRARY_DIR: the folder's remembered functions
 CLONE_NEWNET, CLONE_NEWUSER = 0x40000000, 0x10000000
 LIBC = ctypes.CDLL(None, use_errno=True)
 QUIET_SCANS = 3  # Empty scans in a row that end a sweep (as a pid namespace's init).
@@ -120,6 +121,7 @@ def run_child(config, request, fds):
         for name, value in request["limits"].items():
             resource.setrlimit(getattr(resource, name), (value, value))
         os.chdir(request["workdir"])
+        sys.path.append(os.path.join(request["workdir"], MEMORY_LIBRARY))  # `from remembered import ...`
         confine(config, request)
         if request.get("duckdb"):
             duckdb_setup.install(request["duckdb"])
