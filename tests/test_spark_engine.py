@@ -133,13 +133,19 @@ def test_ask_on_spark_answers_right_and_a_query_past_its_deadline_is_cancelled(s
     assert runs[0]["timed_out"] and runs[-1]["ok"], runs
     jobs = server.jobs()
     ours = [j for j in jobs if any("dsstar-" in tag for tag in j.get("jobTags", []))]
-    cancelled = [j for j in ours if j["status"] == "FAILED"]
+    cancelled = sorted((j for j in ours if j["status"] == "FAILED"), key=lambda j: when(j["submissionTime"]))
     later = [j for j in ours if j["status"] == "SUCCEEDED" and cancelled
              and when(j["submissionTime"]) > when(cancelled[0]["submissionTime"])]
     assert cancelled and later, [(j["jobId"], j["status"]) for j in ours]
     assert when(cancelled[0]["completionTime"]) <= min(when(j["submissionTime"]) for j in later)
     assert not [j for j in jobs if j["status"] == "RUNNING"]
-    # Its tasks stopped too: the cluster's two cores answer a fresh query at once.
+    # Its tasks were killed, not left to run on (a job marked failed can keep its tasks running: see
+    # tasks_of), within seconds of the cancel.
+    tasks = tasks_of(server, cancelled[0])
+    assert tasks and {t["status"] for t in tasks} == {"KILLED"}, [(t["taskId"], t["status"]) for t in tasks]
+    ended = max(when(t["launchTime"]).timestamp() + t.get("duration", 0) / 1000 for t in tasks)
+    assert ended - when(cancelled[0]["completionTime"]).timestamp() < 15
+    # And the cluster's two cores answer a fresh query at once.
     started = time.monotonic()
     from pyspark.sql import SparkSession
 
@@ -152,6 +158,19 @@ def test_ask_on_spark_answers_right_and_a_query_past_its_deadline_is_cancelled(s
 
     assert {path: path.stat().st_mtime_ns for path in data.rglob("*")} == before  # nothing written there
     assert not (run_dir / "engine-data").exists() or not any((run_dir / "engine-data").iterdir())
+
+
+def tasks_of(server: SparkConnectServer, job: dict, wait_s: float = 60.0) -> list[dict]:
+    """The tasks of `job`'s stages once none is RUNNING (awaited up to wait_s). A cancelled job is
+    marked FAILED at once; each of its tasks stops at its next look at the interrupt flag (KILLED), or
+    runs on to its end when it never looks (Spark's vectorized Parquet reader looks once a batch)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        tasks = [task for stage in job["stageIds"] for attempt in server.api(f"stages/{stage}")
+                 for task in server.api(f"stages/{stage}/{attempt['attemptId']}/taskList?length=10000")]
+        if not any(t["status"] == "RUNNING" for t in tasks) or time.monotonic() > deadline:
+            return tasks
+        time.sleep(1)  # Polls the server's REST API: it offers no event to await.
 
 
 def test_doctor_connects_and_says_the_version(server, tmp_path):
