@@ -1,8 +1,11 @@
 """One question, "total amount per region in 2024?", over one hive-partitioned Parquet dataset, four
-ways, each timed on a warm engine (median of RUNS after one untimed run):
+ways, each timed on a warm engine (median of RUNS after one untimed run; each engine's two ways
+alternate run by run, so a change in the machine's load falls on both alike):
 
 - DuckDB directly (in this process, `duckdb.sql` over the files);
-- Spark directly (a Spark Connect client of a local `local[2]` server, over a temporary view);
+- Spark directly (a Spark Connect client of a local `local[2]` server, over a temporary view),
+  collected the way dsstar collects: `limit(max_rows + 1).toArrow()`, then `to_pandas()`, as the
+  script's `dsstar.sql` does (not `toPandas()`, the client's own conversion);
 - `dsstar.sql` on DuckDB: a script in the sandbox (auto tier, warm worker) querying the same
   view through dsstar's idiom, timed as the executor runs it (the script's start included);
 - `dsstar.sql` on Spark: the same script, its query travelling over the query channel to this
@@ -49,14 +52,21 @@ def make_dataset(root: Path) -> Path:
     return root / "sales"
 
 
-def median_s(action) -> float:
-    action()
-    times = []
+MAX_ROWS = 100_000  # query.max_rows' default: what dsstar's query asks the cluster for, plus one.
+
+
+def medians_s(direct, through) -> tuple[float, float]:
+    """The median seconds of `direct` and of `through`, each warmed by one untimed run, then timed
+    RUNS times alternately (direct, through, direct, ...)."""
+    direct()
+    through()
+    times: dict = {direct: [], through: []}
     for _ in range(RUNS):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
+        for action in (direct, through):
+            started = time.perf_counter()
+            action()
+            times[action].append(time.perf_counter() - started)
+    return statistics.median(times[direct]), statistics.median(times[through])
 
 
 def duckdb_view(sales: Path) -> str:
@@ -76,12 +86,11 @@ def bench_duckdb(sales: Path, work: Path) -> dict[str, float]:
 
     con = duckdb.connect()
     con.execute(f"CREATE VIEW sales AS {duckdb_view(sales)}")
-    direct = median_s(lambda: con.sql(QUERY).df())
     executor = Executor(work / "duck" / "work", sales.parent, timeout_s=300)
     executor.use_engine({"kind": "duckdb", "views": {"sales": duckdb_view(sales)}, "described": {"sales": "sales"},
-                         "max_rows": 100_000, "max_bytes": 64 << 20})
+                         "max_rows": MAX_ROWS, "max_bytes": 64 << 20})
     try:
-        through = median_s(lambda: run_script(executor))
+        direct, through = medians_s(lambda: con.sql(QUERY).df(), lambda: run_script(executor))
     finally:
         executor.close()
     return {"direct": direct, "dsstar": through, "tier": executor.tier}
@@ -101,18 +110,24 @@ def bench_spark(sales: Path, work: Path) -> dict[str, float] | str:
         engine = SparkEngine.connect(EngineSettings("spark", server.remote))
         try:
             engine.register("sales", str(sales), "parquet")
-            direct = median_s(lambda: engine.session.sql(QUERY).toPandas())
             (work / "empty").mkdir()
             executor = Executor(work / "spark-run" / "work", work / "empty", timeout_s=300)
-            executor.use_engine({"kind": "spark", "described": {"sales": "sales"}, "max_rows": 100_000,
+            executor.use_engine({"kind": "spark", "described": {"sales": "sales"}, "max_rows": MAX_ROWS,
                                  "max_bytes": 64 << 20}, engine)
             try:
-                through = median_s(lambda: run_script(executor))
+                direct, through = medians_s(
+                    lambda: engine.session.sql(QUERY).limit(MAX_ROWS + 1).toArrow().to_pandas(),
+                    lambda: run_script(executor))
             finally:
                 executor.close()
             return {"direct": direct, "dsstar": through, "version": engine.version}
         finally:
             engine.close()
+
+
+def load() -> str:
+    """The 1, 5 and 15-minute load averages (uptime's): the figures mean little on a busy machine."""
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 def main() -> None:
@@ -121,9 +136,10 @@ def main() -> None:
         sales = make_dataset(work / "lake")
         size = sum(f.stat().st_size for f in sales.rglob("*.parquet"))
         print(f"engine_bench: {ROWS:,} rows in 12 hive partitions ({size / 1e6:.0f} MB of Parquet); "
-              f"median of {RUNS} warm runs; query: {QUERY}")
+              f"median of {RUNS} warm runs; query: {QUERY}; load average {load()}")
         duck = bench_duckdb(sales, work)
         spark = bench_spark(sales, work)
+    print(f"load average at the end: {load()}")
     print(f"{'engine':<28}{'directly':>10}{'dsstar.sql':>12}{'ratio':>8}")
     print(f"{'duckdb (tier ' + duck['tier'] + ')':<28}{duck['direct']:>9.3f}s{duck['dsstar']:>11.3f}s"
           f"{duck['dsstar'] / duck['direct']:>7.2f}x")

@@ -20,8 +20,9 @@ from dsstar_cli.events import Sink
 from dsstar_cli.model import Models
 from dsstar_cli.result import ExitCode, RunResult, overall_exit_code
 from dsstar_cli.model_check import check_models
-from dsstar_cli.runner import (AskRequest, analyse, ask, build_models, check_data_folder, check_usable, make_agent,
-                               open_scratch_folder)
+from dsstar_cli.engine.run_engine import RunEngine
+from dsstar_cli.runner import (AskRequest, analyse, ask, build_models, check_data_folder, check_usable,
+                               description_cache, make_agent, open_scratch_folder)
 
 
 @dataclass
@@ -79,7 +80,7 @@ def batch_exit_code(results: list[RunResult], strict: bool = False) -> ExitCode:
     return overall_exit_code([r.exit_code(strict) for r in results])
 
 
-def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int, out: Path | None,
+def ask_file(data_dir: Path | str, questions_file: Path, config: Config, workers: int, out: Path | None,
              on_line: Callable[[str], None], note: Callable[[str], None], strict: bool = False,
              fresh: bool = False) -> ExitCode:
     """`ask --questions FILE [--out FILE]`: the questions not yet answered in `out`, one JSON line each
@@ -116,30 +117,27 @@ def ask_file(data_dir: Path, questions_file: Path, config: Config, workers: int,
     return batch_exit_code(results, strict)
 
 
-def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers: int,
+def ask_batch(data_dir: Path | str, questions: list[Question], config: Config, workers: int,
               on_result: Callable[[Question, RunResult], None], emit: Sink,
               models_factory: Callable[[], Models] | None = None, fresh: bool = False) -> list[RunResult]:
-    """Analyse `data_dir` once, then answer every question, `workers` at a time; `fresh`: without
-    the folder's memory (bench measures the agent, not the memory)."""
+    """Analyse `data_dir` once (a folder; with engine: spark, a location the cluster reads), then
+    answer every question, `workers` at a time; `fresh`: without the folder's memory (bench
+    measures the agent, not the memory)."""
     if workers < 1:
         raise UsageError("--workers must be at least 1")
-    data_dir = check_data_folder(data_dir)
-    if models_factory is None:
-        check_models(config)
-        models_factory = lambda: build_models(config)  # noqa: E731 - one Models per question: own usage.
-    # The analysis serves every question and is not a run: `dsstar runs` lists the questions' runs
-    # only. Its folder (the sandbox's working folder while files are described) goes once it is done;
-    # what it made, the descriptions, is in every question's run and in the cache.
-    analysis_folder = open_scratch_folder(config, data_dir)
+    engine = RunEngine.open(config, data_dir, check_data_folder)  # Spark: connects, or one line why not.
     try:
-        agent = make_agent(config, models_factory(), data_dir, analysis_folder, emit)
-        try:
-            files = analyse(agent, config, data_dir, emit)
-        finally:
-            agent.executor.close()
+        if models_factory is None:
+            check_models(config)
+            models_factory = lambda: build_models(config)  # noqa: E731 - one Models per question: own usage.
+        if engine.spark is None:
+            data_dir = Path(engine.location)
+            files = analyse_once(data_dir, config, models_factory, emit)
+            check_usable(files, data_dir)  # Once, not once per question.
+        else:  # Each question's own session registers the tables these describe (RunEngine.take).
+            files = engine.describe(lambda: [], config, emit, description_cache(config, Path(engine.location)))
     finally:
-        analysis_folder.discard()
-    check_usable(files, data_dir)  # Once, not once per question.
+        engine.close()
     stop = StopRequest()
 
     def answer(question: Question) -> RunResult:
@@ -147,6 +145,22 @@ def ask_batch(data_dir: Path, questions: list[Question], config: Config, workers
                    lambda event: None, models=models_factory(), files=files)
 
     return _answer_all(questions, answer, workers, on_result, stop)
+
+
+def analyse_once(data_dir: Path, config: Config, models_factory: Callable[[], Models], emit: Sink) -> list:
+    """The local folder's descriptions, for every question. The analysis is not a run: `dsstar runs`
+    lists the questions' runs only. Its folder (the sandbox's working folder while files are
+    described) goes once it is done; what it made, the descriptions, is in every question's run and
+    in the cache."""
+    analysis_folder = open_scratch_folder(config, data_dir)
+    try:
+        agent = make_agent(config, models_factory(), data_dir, analysis_folder, emit)
+        try:
+            return analyse(agent, config, data_dir, emit)
+        finally:
+            agent.executor.close()
+    finally:
+        analysis_folder.discard()
 
 
 STOP_GRACE_S = 2.0  # After Ctrl-C or SIGTERM, how long running questions get to report as interrupted.

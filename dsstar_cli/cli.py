@@ -328,9 +328,7 @@ def ask(
 
             if followed:
                 raise UsageError("--questions does not take --continue or --follow: ask follow-ups one at a time")
-            if config["engine"] != "duckdb":
-                raise UsageError("--questions is not supported on engine: spark yet: ask one question at a time")
-            raise typer.Exit(ask_file(Path(data_dir), questions, config, workers, out, _print_line,
+            raise typer.Exit(ask_file(data_dir, questions, config, workers, out, _print_line,
                                       _note("dsstar", silent), strict, fresh))
         from dsstar_cli.runner import AskRequest, ask as run_ask
 

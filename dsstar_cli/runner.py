@@ -274,8 +274,11 @@ def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", conf
     try:
         agent.budget = make_budget(config, clock["start"], stop)  # The model's descriptions of files count too.
         analysed_here = files is None  # (A batch analyses the folder, and checks it, once for every question.)
-        if files is None or engine.spark is not None:  # Spark: the tables are registered as they are described.
-            files = engine.describe(lambda: analyse(agent, config, Path(data_dir), early, clock["start"]), config, early)
+        if files is None:  # Spark: the tables are registered as they are described.
+            files = engine.describe(lambda: analyse(agent, config, Path(data_dir), early, clock["start"]), config,
+                                    early, description_cache(config, Path(data_dir)))
+        else:
+            engine.take(files)
         if analysed_here and resumed is None and engine.spark is None:
             check_usable(files, Path(data_dir))
         engine_note = engine.attach(agent.executor, files)

@@ -5,6 +5,11 @@ port (to see which jobs ran, and how they ended). Skips, saying why, without Jav
     with SparkConnectServer(tmp_path) as server:
         server.remote   # sc://127.0.0.1:PORT
         server.jobs()   # the application's jobs, as the REST API lists them
+        server.executions()  # its SQL executions, each with its physical plan
+        server.api("stages") # any other REST API path of the application
+
+`conf` adds server settings; `master` ("local-cluster[1,2,1024]": a separate executor JVM) serves
+benchmarks/spark_cancel_measure.py.
 """
 
 from __future__ import annotations
@@ -52,8 +57,8 @@ def free_port() -> int:
 
 
 class SparkConnectServer:
-    def __init__(self, folder: Path):
-        self.folder = folder
+    def __init__(self, folder: Path, conf: dict | None = None, master: str = "local[2]"):
+        self.folder, self.extra_conf, self.master = folder, conf or {}, master
         self.port, self.ui_port = free_port(), free_port()
         self.remote = f"sc://127.0.0.1:{self.port}"
         self.log = folder / "spark-connect.log"
@@ -68,8 +73,8 @@ class SparkConnectServer:
                 # Cancelling is cooperative: a task stops at its next look at the interrupt flag, once
                 # per input row with Parquet's row reader, once per 4,096-row batch with the vectorized
                 # one (the tests' tiny tables are one batch: a cancelled task would run on to its end).
-                "spark.sql.parquet.enableVectorizedReader": "false"}
-        argv = [str(home / "bin" / "spark-submit"), "--class", CLASS, "--master", "local[2]", "--driver-memory", "1g"]
+                "spark.sql.parquet.enableVectorizedReader": "false", **self.extra_conf}
+        argv = [str(home / "bin" / "spark-submit"), "--class", CLASS, "--master", self.master, "--driver-memory", "1g"]
         for key, value in conf.items():
             argv += ["--conf", f"{key}={value}"]
         env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -94,10 +99,18 @@ class SparkConnectServer:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
 
-    def jobs(self) -> list[dict]:
-        """Every job of the server's application (the web UI's REST API)."""
+    def api(self, path: str):
+        """GET `path` of the server's application in the web UI's REST API (/api/v1/applications/ID/...)."""
         base = f"http://127.0.0.1:{self.ui_port}/api/v1/applications"
         with urllib.request.urlopen(base, timeout=10) as answer:
             app = json.load(answer)[0]["id"]
-        with urllib.request.urlopen(f"{base}/{app}/jobs", timeout=10) as answer:
+        with urllib.request.urlopen(f"{base}/{app}/{path}", timeout=10) as answer:
             return json.load(answer)
+
+    def jobs(self) -> list[dict]:
+        """Every job of the server's application."""
+        return self.api("jobs")
+
+    def executions(self) -> list[dict]:
+        """Every SQL execution of the application, with its physical plan (`planDescription`)."""
+        return self.api("sql?details=false&planDescription=true&offset=0&length=100000")

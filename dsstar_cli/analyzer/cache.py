@@ -1,4 +1,5 @@
 """Descriptions cached across runs, so a second question on the same folder does no analysis.
+(Descriptions made through a query engine are keyed on the cluster's listing: `listing_key`.)
 
 The key is the file's identity (relative path, size, mtime) plus a hash of a few sampled blocks
 (head, tail and spread-out middle blocks: a same-size, same-mtime rewrite is still caught, yet no
@@ -48,11 +49,22 @@ def cache_key(path: Path, relative: str, context: str) -> str | None:
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
+def listing_key(context: str, listed) -> str:
+    """The key of a description made through a query engine (analyzer/engine_describer.py), from
+    what the cluster's listing says of its files: (path, size, modification time) each, sorted.
+    Nothing is read to make it; a rewrite that keeps a file's size and its time is not caught (the
+    cluster's storage is not this machine's to sample). `context` names the cluster (its address,
+    never its token), the location and whatever else shapes the description."""
+    identity = "\n".join(f"{path}|{size}|{modified}" for path, size, modified in sorted(listed))
+    return hashlib.sha256(f"{ANALYZER_VERSION}|engine|{context}\n{identity}".encode()).hexdigest()
+
+
 class DescriptionCache:
     def __init__(self, folder: Path):
         self.folder = folder
 
     key = staticmethod(cache_key)
+    listing_key = staticmethod(listing_key)
 
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"

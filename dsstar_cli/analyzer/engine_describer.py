@@ -8,6 +8,11 @@ described by queries on the cluster: its schema, its row count (COUNT(*): Parque
 the files' metadata, no data read), rows per partition (at most SHOWN_PARTITIONS), a bounded
 sample. The description has the shape the model gets for local files, with the table's name and
 the way to query it.
+
+Descriptions are cached across runs like local ones, keyed on the cluster's listing of each entry
+(paths, sizes, modification times: analyzer/cache.py `listing_key`) with the cluster's address and
+the location: a second run lists again (one small job) but counts nothing, and only registers the
+views. A batch describes once; each question's session then registers the tables (`register_tables`).
 """
 
 from __future__ import annotations
@@ -15,8 +20,10 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter, defaultdict
+from typing import NamedTuple
 
 from dsstar_cli.analyzer import FileDescription, _human_size
+from dsstar_cli.analyzer.cache import DescriptionCache
 from dsstar_cli.analyzer.text_profiler import IN_FULL
 from dsstar_cli.engine.tables import identifier, unique_names
 from dsstar_cli.errors import DataFolderError
@@ -28,6 +35,14 @@ TEXT_FORMATS = {".md": "markdown", ".txt": "text", ".rst": "text"}
 PARTITION = re.compile(r"^([^=/]+)=([^/]*)$")
 SHOWN_PARTITIONS = 30
 SHOWN_VALUES = 10
+TABLE_NAME = re.compile(r"Table `([^`]+)`")
+
+
+class Listed(NamedTuple):
+    """One file as the cluster lists it: its path below the location, size, modification time (µs)."""
+    path: str
+    size: int
+    modified: int
 
 
 def _relative(path: str, root: str) -> str:
@@ -39,26 +54,26 @@ def _relative(path: str, root: str) -> str:
     return path.split(marker, 1)[1] if marker in path else path.rsplit("/", 1)[-1]
 
 
-def group_listing(listing: list[tuple[str, int]], root: str) -> dict[str, list[tuple[str, int]]]:
-    """Top-level entry below `root` -> its files (relative path, size)."""
-    groups: dict[str, list[tuple[str, int]]] = defaultdict(list)
-    for path, size in listing:
+def group_listing(listing: list[tuple[str, int, int]], root: str) -> dict[str, list[Listed]]:
+    """Top-level entry below `root` -> its files (relative path, size, modification time)."""
+    groups: dict[str, list[Listed]] = defaultdict(list)
+    for path, size, modified in listing:
         relative = _relative(path, root)
-        groups[relative.split("/", 1)[0]].append((relative, size))
+        groups[relative.split("/", 1)[0]].append(Listed(relative, size, modified))
     return dict(sorted(groups.items()))
 
 
-def _format_of(files: list[tuple[str, int]]) -> str | None:
-    kinds = Counter(TABLE_FORMATS.get("." + name.rsplit(".", 1)[-1].lower()) for name, _ in files if "." in name)
+def _format_of(files: list[Listed]) -> str | None:
+    kinds = Counter(TABLE_FORMATS.get("." + f.path.rsplit(".", 1)[-1].lower()) for f in files if "." in f.path)
     kinds.pop(None, None)
     return kinds.most_common(1)[0][0] if kinds else None
 
 
-def _partitions(files: list[tuple[str, int]]) -> dict[str, list[str]]:
+def _partitions(files: list[Listed]) -> dict[str, list[str]]:
     """Hive keys (outermost first) -> their values, from the folders of the files' paths."""
     found: dict[str, set[str]] = {}
-    for name, _ in files:
-        for part in name.split("/")[1:-1]:
+    for f in files:
+        for part in f.path.split("/")[1:-1]:
             match = PARTITION.match(part)
             if match:
                 found.setdefault(match.group(1), set()).add(match.group(2))
@@ -70,16 +85,16 @@ def _sample_text(table) -> str:
     return frame.to_string(index=False, max_colwidth=40) if len(frame) else "(no rows)"
 
 
-def describe_table(engine, name: str, entry: str, files: list[tuple[str, int]], fmt: str, location: str,
+def describe_table(engine, name: str, entry: str, files: list[Listed], fmt: str, location: str,
                    sample_rows: int) -> FileDescription:
     """One table, registered as `name` and described through the engine."""
-    size = sum(s for _, s in files)
+    size = sum(f.size for f in files)
     engine.register(name, f"{location.rstrip('/')}/{entry}", fmt)
     columns = engine.sql_arrow(f"DESCRIBE {name}").to_pylist()
     columns = [(c["col_name"], c["data_type"]) for c in columns if c["col_name"] and not c["col_name"].startswith("#")]
     columns = list(dict.fromkeys(columns))  # DESCRIBE repeats partition columns under "# Partition Information".
     rows = engine.sql_arrow(f"SELECT COUNT(*) AS n FROM {name}").column("n")[0].as_py()
-    partitions = _partitions(files) if len(files) > 1 or "/" in files[0][0] else {}
+    partitions = _partitions(files) if len(files) > 1 or "/" in files[0].path else {}
     kind = f"{fmt} dataset" if len(files) > 1 else fmt
     where = f"{len(files):,} {fmt} files under DATA_DIR/{entry}/" if len(files) > 1 else f"DATA_DIR/{entry}"
     lines = [f"Table `{name}` for dsstar.sql (on the Spark cluster): {where}, {_human_size(size)} in all; "
@@ -113,10 +128,11 @@ def describe_document(engine, entry: str, size: int, fmt: str, location: str, ma
                            f"bytes, {IN_FULL}\n{text}")
 
 
-def describe_location(engine, location: str, sample_rows: int, max_text_bytes: int,
-                      emit: Sink) -> list[FileDescription]:
-    """Every top-level entry of `location`, described through the engine (emitting as the local
-    analyzer does); the tables are registered as views named as their descriptions say."""
+def describe_location(engine, location: str, sample_rows: int, max_text_bytes: int, emit: Sink,
+                      cache: DescriptionCache | None = None) -> list[FileDescription]:
+    """Every top-level entry of `location`, described through the engine or taken from `cache`
+    (emitting as the local analyzer does); the tables are registered as views named as their
+    descriptions say."""
     started = time.monotonic()
     try:
         listing = engine.list_files(location)
@@ -128,35 +144,70 @@ def describe_location(engine, location: str, sample_rows: int, max_text_bytes: i
     emit(Event("analysis_started", {"files": len(groups)}))
     tables = {entry: _format_of(files) for entry, files in groups.items()}
     names = unique_names([entry for entry, fmt in tables.items() if fmt])
+    shaped = f"{engine.settings.address()}|{location}|rows={sample_rows}|text={max_text_bytes}"
     results = []
     for done, (entry, files) in enumerate(groups.items(), 1):
-        fmt, suffix = tables[entry], "." + entry.rsplit(".", 1)[-1].lower() if "." in entry else ""
-        try:
-            if fmt:
-                result = describe_table(engine, names[entry], entry, files, fmt, location, sample_rows)
-            elif len(files) == 1 and suffix in TEXT_FORMATS:
-                result = describe_document(engine, entry, files[0][1], TEXT_FORMATS[suffix], location, max_text_bytes)
-            else:
-                result = FileDescription(entry, "other", sum(s for _, s in files), "metadata",
-                                         f"{len(files)} file(s) in no table format the engine reads here: listed only.")
-        except Exception as exc:  # noqa: BLE001 - one unreadable dataset must not end the run.
-            why = engine.error_text(exc)
-            result = FileDescription(entry, fmt or "other", sum(s for _, s in files), "metadata",
-                                     f"Could not be described through the engine: {why}", why)
+        fmt, name = tables[entry], names.get(entry)
+        key = cache.listing_key(f"{shaped}|{entry}|{name}|{fmt}", files) if cache else None
+        hit = cache.get(key) if key else None
+        if hit:
+            result = FileDescription(**{**hit, "cached": True})
+            _register(engine, name, f"{location.rstrip('/')}/{entry}", fmt)
+        else:
+            result = describe_entry(engine, entry, files, fmt, name, location, sample_rows, max_text_bytes)
+            if key and result.error is None:  # A failure may pass (a permission, the cluster busy): not kept.
+                cache.put(key, result.as_dict())
         results.append(result)
         emit(Event("file_described", {"path": result.path, "format": result.format, "method": result.method,
-                                      "chars": len(result.description), "error": result.error, "cached": False,
-                                      "done": done, "files": len(groups)}))
-    emit(Event("analysis_done", {"files": len(results), "cached": 0,
+                                      "chars": len(result.description), "error": result.error,
+                                      "cached": result.cached, "done": done, "files": len(groups)}))
+    emit(Event("analysis_done", {"files": len(results), "cached": sum(r.cached for r in results),
                                  "seconds": round(time.monotonic() - started, 3)}))
     return results
+
+
+def describe_entry(engine, entry: str, files: list[Listed], fmt: str | None, name: str | None, location: str,
+                   sample_rows: int, max_text_bytes: int) -> FileDescription:
+    """One top-level entry: a table (registered as `name`), a document read whole, or listed only."""
+    suffix = "." + entry.rsplit(".", 1)[-1].lower() if "." in entry else ""
+    try:
+        if fmt:
+            return describe_table(engine, name, entry, files, fmt, location, sample_rows)
+        if len(files) == 1 and suffix in TEXT_FORMATS:
+            return describe_document(engine, entry, files[0].size, TEXT_FORMATS[suffix], location, max_text_bytes)
+        return FileDescription(entry, "other", sum(f.size for f in files), "metadata",
+                               f"{len(files)} file(s) in no table format the engine reads here: listed only.")
+    except Exception as exc:  # noqa: BLE001 - one unreadable dataset must not end the run.
+        why = engine.error_text(exc)
+        return FileDescription(entry, fmt or "other", sum(f.size for f in files), "metadata",
+                               f"Could not be described through the engine: {why}", why)
+
+
+def _register(engine, name: str | None, location: str, fmt: str | None) -> None:
+    """A described table's view in this session. Best effort: a table gone since it was described
+    fails the script's query with the cluster's message, which the debugger reads."""
+    if not (name and fmt):
+        return
+    try:
+        engine.register(name, location, fmt)
+    except Exception:  # noqa: BLE001 - said by the query that needs it.
+        pass
+
+
+def register_tables(engine, location: str, results: list[FileDescription]) -> None:
+    """The views of descriptions made in another session (a batch's, described once for all its
+    questions): each question's own session registers them, and counts nothing."""
+    for result in results:
+        found = TABLE_NAME.match(result.description)
+        if found:
+            _register(engine, found.group(1), f"{location.rstrip('/')}/{result.path}", result.format.split(" ")[0])
 
 
 def spark_setup(results: list[FileDescription], max_rows: int, max_bytes: int) -> dict:
     """What a script's `dsstar` module gets on Spark: the tables' names (the views live in dsstar's session)."""
     described = {}
     for result in results:
-        found = re.match(r"Table `([^`]+)`", result.description)
+        found = TABLE_NAME.match(result.description)
         if found:
             described[found.group(1)] = f"{result.path} ({result.format})"
     return {"kind": "spark", "described": described, "max_rows": max_rows, "max_bytes": max_bytes}

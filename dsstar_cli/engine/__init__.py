@@ -39,6 +39,11 @@ class EngineSettings:
                              "spark.token_env to null for a cluster that needs no token")
         return value
 
+    def address(self) -> str:
+        """The remote without the parameters an sc:// address may carry after "/;" (a token among
+        them): what names the cluster in the description cache's keys."""
+        return str(self.remote).split("/;", 1)[0].rstrip("/")
+
     def shown_remote(self) -> str:
         """The address as it may be shown: with the token's variable named, never its value."""
         return f"{self.remote} (token from ${self.token_env})" if self.token_env else str(self.remote)

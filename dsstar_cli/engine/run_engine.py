@@ -57,14 +57,23 @@ class RunEngine:
         empty.mkdir(exist_ok=True)
         return empty
 
-    def describe(self, analyse_local: Callable[[], list], config, emit) -> list:
-        """The data's descriptions: the analyzer's (local), or the engine's (Spark, tables registered)."""
+    def describe(self, analyse_local: Callable[[], list], config, emit, cache=None) -> list:
+        """The data's descriptions: the analyzer's (local), or the engine's (Spark, tables registered;
+        from `cache` when the cluster lists the same files as when they were made)."""
         if self.spark is None:
             return analyse_local()
         from dsstar_cli.analyzer.engine_describer import describe_location
 
         return describe_location(self.spark, self.location, config["analyzer.sample_rows"],
-                                 config["analyzer.max_text_bytes"], emit)
+                                 config["analyzer.max_text_bytes"], emit, cache)
+
+    def take(self, files: list) -> None:
+        """Descriptions made already (a batch's, once for all its questions): with Spark, this run's
+        session registers their tables; nothing is counted again."""
+        if self.spark is not None:
+            from dsstar_cli.analyzer.engine_describer import register_tables
+
+            register_tables(self.spark, self.location, files)
 
     def attach(self, executor, files: list) -> str:
         """Wire scripts' dsstar.sql to this engine; the note the prompts get about querying."""

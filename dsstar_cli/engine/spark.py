@@ -119,12 +119,14 @@ class SparkEngine:
 
     # -- the analyzer's questions (analyzer/engine_describer.py) ---------------------------------
 
-    def list_files(self, location: str) -> list[tuple[str, int]]:
-        """(path, size) of every file below `location`, as the cluster sees it (Spark's file listing,
-        which skips names starting with _ or .); the contents are not read."""
+    def list_files(self, location: str) -> list[tuple[str, int, int]]:
+        """(path, size, modification time in microseconds) of every file below `location`, as the
+        cluster sees it (Spark's file listing, which skips names starting with _ or .); the contents
+        are not read."""
         reader = self.session.read.format("binaryFile").option("recursiveFileLookup", "true")
-        rows = reader.load(location).select("path", "length").limit(MAX_LISTED).toArrow().to_pylist()
-        return [(row["path"], int(row["length"])) for row in rows]
+        listed = reader.load(location).selectExpr("path", "length", "unix_micros(modificationTime) AS modified")
+        rows = listed.limit(MAX_LISTED).toArrow().to_pylist()
+        return [(row["path"], int(row["length"]), int(row["modified"] or 0)) for row in rows]
 
     def register(self, name: str, location: str, fmt: str) -> None:
         """`location` as the temporary view `name` (partition columns discovered from hive folders)."""
