@@ -19,7 +19,7 @@ $(BIN)/dsstar: pyproject.toml
 	@echo "installed: $$($(BIN)/dsstar --version)  (activate with: source $(VENV)/bin/activate)"
 
 test: install
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 bench: install
 	@for b in benchmarks/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -24,7 +24,8 @@ import pytest
 from fake_openai import FakeOpenAIServer, role_of
 from spark_server import SparkConnectServer, why_not
 
-pytestmark = pytest.mark.skipif(why_not() is not None, reason=f"no Spark Connect server here: {why_not()}")
+pytestmark = [pytest.mark.skipif(why_not() is not None, reason=f"no Spark Connect server here: {why_not()}"),
+              pytest.mark.xdist_group("spark")]  # One worker runs them all: one server (make test: --dist loadgroup).
 
 REGIONS = ["north", "south", "east", "west"]
 QUESTION = "What was the total amount per region in 2024?"
