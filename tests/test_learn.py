@@ -104,7 +104,8 @@ def test_learn_keeps_what_it_can_says_why_not_and_a_kept_question_then_costs_no_
     assert f"[best] {BEST}\n    verified: 300\n    not kept: ambiguous" in proc.stdout
     assert f"[vat] {VAT}\n    unanswerable\n    not kept: unanswerable" in proc.stdout
     assert "3 question(s): 2 verified; 0 kept, 1 already in the memory, 2 not kept" in proc.stdout
-    assert f"the memory for {data.resolve()} now holds 1 answer(s) (" in proc.stdout
+    held = f"1 answer(s), {len(shown['functions'])} function(s), {len(shown['conventions'])} convention(s)"
+    assert f"the memory for {data.resolve()} now holds {held} (" in proc.stdout
     assert "dsstar learn: [best] verified: '300'" in proc.stderr  # Progress on stderr, one line a question.
 
 
