@@ -291,6 +291,15 @@ def _memory_offered(d: dict, view: RunView, now: float) -> Shown:
     return Shown(f"memory of this folder offered: {', '.join(kept)} from earlier verified runs{forgotten}", style="dim")
 
 
+def _shortcut(d: dict, view: RunView, now: float) -> Shown:
+    return Shown("the folder's memory covers this question: one script with its functions, then the verifier",
+                 style="dim")
+
+
+def _shortcut_handed_on(d: dict, view: RunView, now: float) -> Shown:
+    return Shown(f"the short round gave no verified answer ({d['reason']}): the loop goes on from it", style="yellow")
+
+
 def _answer(d: dict, view: RunView, now: float) -> Shown:
     return Shown()  # The result's summary follows (render_result / plain_result).
 
@@ -321,6 +330,8 @@ VIEWS: dict[str, View] = {
     "memory_recheck": _memory_recheck,
     "memory_rejected": _memory_rejected,
     "memory_offered": _memory_offered,
+    "shortcut": _shortcut,
+    "shortcut_handed_on": _shortcut_handed_on,
     "answer": _answer,
 }
 

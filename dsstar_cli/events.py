@@ -41,6 +41,8 @@ KINDS = (
     "memory_recheck",   # run, at, changed: a remembered answer's files changed; its script re-runs, the verifier
                         # alone judges (code, execution, verdict events follow)
     "memory_rejected",  # reason: the re-check failed; a full run follows
+    "shortcut",         # (no data): the memory covers the question; round 1 is the short round (memory/shortcut.py)
+    "shortcut_handed_on",  # reason, verified: the short round gave no verified answer; the loop goes on from it
     "memory_offered",   # functions (names), conventions, answers (counts), rechecked (runs), forgotten (names):
                         # what earlier verified runs on the folder established, offered to this run's prompts
     "answer",           # answer, outcome, verified, rounds, reason, answer_from, note, assumptions, alternatives

@@ -259,7 +259,8 @@ class DSStarLoop:
         self.plan = [PlanStep(**step) for step in state["plan"]]
         self.last = Attempt.from_dict(state["last"]) if state["last"] else None
         self.best = Attempt.from_dict(state["best"]) if state["best"] else None
-        self.agent.emit(Event("resumed", {"rounds": self.rounds, "steps": self._steps()}))
+        if state.get("announce", True):  # (Not after a short round of this run's own: memory/shortcut.py.)
+            self.agent.emit(Event("resumed", {"rounds": self.rounds, "steps": self._steps()}))
 
     def _steps(self) -> list[str]:
         return [step.text for step in self.plan]

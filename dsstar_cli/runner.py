@@ -32,7 +32,7 @@ from dsstar_cli.events import Event, Sink, fanout
 from dsstar_cli import followup
 from dsstar_cli.followup import FollowUp
 from dsstar_cli.history import find_run, is_run_folder
-from dsstar_cli.loop import DSStarLoop, Task
+from dsstar_cli.loop import DSStarLoop, LoopResult, Task
 from dsstar_cli.memory import Recall, instant
 from dsstar_cli.model_check import ModelCheck
 from dsstar_cli.model import ChatModel, LiteLLMModel, Models, RoleUsage
@@ -302,10 +302,14 @@ def _run(question: str, guidelines: str | None, engine: "RunEngine | Path", conf
         task = Task(question, data_dir, guidelines, earlier=follow.context if follow else None, engine_note=engine_note)
         replayed = recall.recheck(agent, loop.context_for(task, selection.described, selection.listed),
                                   loop.output_chars) if recall else None  # A remembered answer, files changed.
-        if replayed is None and recall is not None:  # What earlier verified runs established (memory/knowledge.py).
-            task.memory = recall.knowledge(agent)
-        outcome = replayed or loop.run(task, selection.described, selection.listed,
-                                       state=resumed["loop"] if resumed else None)
+        state = resumed["loop"] if resumed else None
+        if replayed is None and recall is not None:  # What earlier verified runs established (memory/knowledge.py);
+            task.memory = recall.knowledge(agent)    # a question it covers starts with a short round (shortcut.py).
+            if config["memory.shortcut"]:
+                first = recall.shortcut(agent, loop.context_for(task, selection.described, selection.listed),
+                                        loop.output_chars, config.max_rounds)
+                replayed, state = (first, None) if isinstance(first, LoopResult) else (None, first)
+        outcome = replayed or loop.run(task, selection.described, selection.listed, state=state)
     except (KeyboardInterrupt, Terminated) as exc:
         # Stop cleanly: the script in flight was killed on the way out; keep what was done.
         signal_name = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"

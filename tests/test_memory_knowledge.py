@@ -20,7 +20,9 @@ from fake_openai import FakeOpenAIServer, role_of
 from dsstar_cli.memory import knowledge
 from dsstar_cli.memory.functions import harvest, module_source
 from dsstar_cli.memory.store import FUNCTION, Learned
+from dsstar_cli.roles.verifier import COPY_ANSWER
 from dsstar_cli.sandbox import Executor, tiers
+from test_cli import dsstar
 from test_folder_memory import ask as ask_json, memory_show, result_of, run_id
 
 # -- the harvest: which functions stand on their own -----------------------------------------------
@@ -174,11 +176,14 @@ print(f"count: {{len(settled(load_transactions()))}}")
 print("ASSUMPTION: {convention}")
 ```'''
 
+STRICT = "How many settled transactions were there in March 2025, counted strictly?"
+SHORT_PLAN = "Count the settled transactions of March 2025 with the remembered loader and filter."
 IMPORTING = {
-    MARCH: '''```python
+    MARCH: f'''```python
+# Plan: {SHORT_PLAN}
 from remembered import load_transactions, settled
 tx = settled(load_transactions())
-print(f"count: {len(tx[(tx.timestamp.dt.year == 2025) & (tx.timestamp.dt.month == 3)])}")
+print(f"count: {{len(tx[(tx.timestamp.dt.year == 2025) & (tx.timestamp.dt.month == 3)])}}")
 ```''',
     ALL: '''```python
 from remembered import load_transactions
@@ -201,8 +206,12 @@ def respond(role: str, messages: list[dict]) -> str:
         if question == SETTLED:
             return DEFINING.format(data=data, convention=CONVENTION)
         offered = "- function load_transactions(" in messages[0]["content"]
-        return IMPORTING[question] if offered else ALONE.format(data=data)
+        return IMPORTING.get(question, IMPORTING[MARCH]) if offered else ALONE.format(data=data)
     if role == "verifier":
+        if COPY_ANSWER in messages[-1]["content"]:  # The short round (memory/shortcut.py).
+            if question == STRICT:
+                return "No\nThe plan counts refunds made later in the month; strictly they are out."
+            return f"Yes\nThe count is printed.\n```answer\n{printed.group(1)}\n```"
         return "Yes\nThe count is printed."
     if role == "finalizer":
         return f"```answer\n{printed.group(1)}\n```"
@@ -240,8 +249,10 @@ def test_a_later_question_imports_what_a_verified_run_left_and_a_changed_file_re
     assert shown["functions"][0]["run"] == run_id(first) and shown["functions"][0]["question"] == SETTLED
 
     # Another question: its prompts name the functions and the convention, with the run they came from,
-    # and its script imports them in the sandbox.
+    # and its script imports them in the sandbox. The memory covers it: the short round, two calls.
     second, calls = ask(server, tmp_path, data, MARCH)
+    assert [role_of(c["messages"]) for c in calls] == ["coder", "verifier"]
+    assert (second["rounds"], second["plan"], second["answer_from"]) == (1, [SHORT_PLAN], "solution_output")
     prompt = calls[0]["messages"][0]["content"]
     assert "load_transactions(path=" in prompt and "transactions.csv with its timestamps parsed." in prompt
     assert CONVENTION in prompt and f"Run {run_id(first)} asked {SETTLED!r}" in prompt and f"{SETTLED!r} => " in prompt
@@ -250,7 +261,7 @@ def test_a_later_question_imports_what_a_verified_run_left_and_a_changed_file_re
     assert (second["answer"], second["outcome"]) == (str(len(march)), "verified")
     (offered,) = events(second, "memory_offered")
     assert offered["functions"] == ["load_transactions", "settled"] and offered["rechecked"] == []
-    judged = [c for c in calls if role_of(c["messages"]) in ("verifier", "finalizer")]
+    judged = [c for c in calls if role_of(c["messages"]) == "verifier"]
     assert judged and all("# This folder's memory" not in c["messages"][0]["content"] for c in judged)
 
     # A file they read changes: the functions' script re-runs first (no model call) and they are offered
@@ -285,3 +296,23 @@ def test_a_follow_up_is_offered_the_memory_but_never_answered_from_it(server, tm
     assert follow["follows"] and follow["from_memory"] is None and calls
     assert "load_transactions(path=" in calls[0]["messages"][0]["content"]
     assert follow["answer"] == str(len(transactions(data)))
+
+
+def test_a_short_round_short_of_a_verified_answer_hands_on_to_the_loop_and_the_setting_turns_it_off(server, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE_DATA, data)
+    ask(server, tmp_path, data, SETTLED)
+    result, calls = ask(server, tmp_path, data, STRICT)
+    # The short round's No goes to the router and the planner as after any round: nothing is redone.
+    assert [role_of(c["messages"]) for c in calls] == ["coder", "verifier", "router", "planner", "coder", "verifier",
+                                                       "finalizer"]
+    assert "refunds made later in the month" in calls[2]["messages"][-1]["content"]
+    assert (result["outcome"], result["rounds"], result["plan"][0]) == ("verified", 2, SHORT_PLAN)
+    (handed,) = events(result, "shortcut_handed_on")
+    assert handed["verified"] is False and events(result, "resumed") == []
+    # memory.shortcut: false (here DSSTAR_MEMORY_SHORTCUT): the memory is offered, the loop runs as ever.
+    before = len(server.requests)
+    proc = dsstar("ask", str(data), MARCH, "--json", "--model", "openai/fake", "--api-base", server.base_url,
+                  cwd=tmp_path, env_extra={"DSSTAR_MEMORY_SHORTCUT": "false"})
+    assert proc.returncode == 0, proc.stderr
+    assert [role_of(r["messages"]) for r in server.requests[before:]] == ["planner", "coder", "verifier", "finalizer"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from dsstar_cli.agent import Agent
 from dsstar_cli.loop import LoopResult
 from dsstar_cli.events import Event
-from dsstar_cli.memory import fingerprint, knowledge, replay
+from dsstar_cli.memory import fingerprint, knowledge, replay, shortcut
 from dsstar_cli.memory.store import Entry, Learned, MemoryUnavailable, Store
 from dsstar_cli.result import RunResult
 from dsstar_cli.roles.context import RunContext
@@ -58,6 +58,7 @@ class Recall:
     provenance: dict | None = None  # The result's `from_memory` once the memory answered.
 
     answers: bool = True  # Off for a follow-up: "and for April?" is no question of its own to look up.
+    covered: bool = False  # The memory offers functions that fit the question (knowledge.relevant).
 
     @classmethod
     def open(cls, data_dir: Path, question: str, guidelines: str | None, use: bool = True,
@@ -115,7 +116,14 @@ class Recall:
             return ""  # A memory that cannot be read is a memory not offered.
         if offered or offered.forgotten:
             agent.emit(Event("memory_offered", offered.summary()))
+        self.covered = any(group["functions"] for _, group in knowledge.relevant(offered, self.question))
         return offered.block(self.question)
+
+    def shortcut(self, agent: Agent, context: RunContext, output_chars: int, max_rounds: int) -> LoopResult | dict | None:
+        """A covered question's short round (shortcut.py): the result, the loop's state after it, or None."""
+        if not self.covered:
+            return None
+        return shortcut.first_round(agent, context, output_chars, max_rounds)
 
     def remember(self, result: RunResult, solution_code: str) -> None:
         """Keep `result` when it is worth remembering (see the module docstring), and what its verified

@@ -1,4 +1,8 @@
-"""Coder: the whole plan as one script, extending the script that implemented the earlier steps."""
+"""Coder: the whole plan as one script, extending the script that implemented the earlier steps; or,
+for a question the folder's memory covers (memory/shortcut.py), the one-step plan and its script at
+once, the plan as the script's first comment."""
+
+import re
 
 from dsstar_cli.model import Messages
 from dsstar_cli.roles import code_block, libraries, numbered, render
@@ -25,3 +29,17 @@ def messages(context: RunContext, plan: list[str], base_code: str | None, output
                     "Print less: compact labelled results.\n")
     return render(ROLE, "write", context.full, plan=numbered(plan), base_code_section=base, cut_note=cut_note,
                   output_chars=f"{output_chars:,}", libraries=libraries())
+
+
+PLAN_LINE = re.compile(r"^\s*#\s*Plan:\s*(\S.*?)\s*$", re.MULTILINE)
+
+
+def shortcut_messages(context: RunContext, output_chars: int) -> Messages:
+    """One script for the whole question, written with the remembered functions its context lists."""
+    return render(ROLE, "shortcut", context.full, output_chars=f"{output_chars:,}", libraries=libraries())
+
+
+def plan_of(code: str) -> str | None:
+    """The plan a shortcut script states in its `# Plan:` comment, or None."""
+    found = PLAN_LINE.search(code)
+    return found.group(1) if found else None

@@ -74,6 +74,15 @@ def recheck_messages(context: RunContext, plan: list[str], code: str, output: st
                   answer_section=section, answer_task="" if answer is not None else COPY_ANSWER)
 
 
+def answer_messages(context: RunContext, plan: list[str], code: str, output: str,
+                    figures: list[tuple[str, str]] | None = None) -> Messages:
+    """`messages`, and when Yes the answer copied from the output (an ```answer block): a question the
+    memory covers (memory/shortcut.py) then needs no finalizer call. Parsed by `parse_recheck`."""
+    found = messages(context, plan, code, output, figures)
+    found[-1] = {**found[-1], "content": found[-1]["content"] + COPY_ANSWER}
+    return found
+
+
 def parse_recheck(reply: str) -> tuple[bool, str, str | None] | None:
     """(sufficient, why, the answer from an ```answer block or None), or None without a Yes or No."""
     verdict = parse(FENCE.sub("", reply))  # The answer block's text is no part of the verdict or its why.
