@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from dsstar_cli import fdtree
-from dsstar_cli.sandbox import duckdb_setup, memory_bound, tiers, workfolder
+from dsstar_cli.sandbox import duckdb_setup, font_cache, memory_bound, tiers, workfolder
 from dsstar_cli.sandbox.execution import Execution
 from dsstar_cli.sandbox.integrity import changed_paths, snapshot_folder
 from dsstar_cli.sandbox.query_server import QueryEngine, QueryServer
@@ -80,6 +80,7 @@ class Executor:
         self.warm = warm
         self.readable = tiers.readable_paths(self.data_dir, link_targets(self.data_dir) if follow_links else [])
         self.uid = self._unprivileged_uid()
+        font_cache.give(self.workdir, self.uid)  # matplotlib's font list, built once per machine.
         self.duckdb = duckdb_setup.settings(memory_mb, str(self.workdir), max_workdir_mb)
         # Where a script's dsstar.sql goes (dsstar.py): DuckDB in its own process until `use_engine`.
         self.engine: dict = {"kind": "duckdb", "views": {}, "described": {}}
@@ -129,6 +130,7 @@ class Executor:
         if self._worker:
             self._worker.close()
             self._worker = None
+        font_cache.wait()
 
     def run(self, code: str, name: str, timeout_s: float | None = None,
             stop: threading.Event | None = None) -> Execution:
@@ -158,6 +160,7 @@ class Executor:
         execution.data_changed = changed_paths(before, snapshot_folder(self.data_dir))
         execution.ok = execution.ok and not execution.data_changed
         past_cap = workfolder.enforce_cap(self.workdir, work_before, self.max_workdir_mb)
+        font_cache.learn_from(self.workdir)
         if past_cap:
             execution.ok = False
             execution.stderr += "\n" + past_cap
