@@ -74,6 +74,20 @@ def unchanged(old: Fingerprint, new: Fingerprint | None) -> bool:
     return not old.sampled or old.mtime_ns == new.mtime_ns
 
 
+def changed(data_dir: Path, prints: list[Fingerprint], taken: dict[str, Fingerprint | None] | None = None) -> list[str]:
+    """The paths among `prints` whose files are not as they were (changed, gone, or no longer inside
+    the folder). `taken`: the fingerprints taken so far this time, by path, filled as it goes, so a
+    file that many entries read is hashed once."""
+    taken = {} if taken is None else taken
+    found = []
+    for old in prints:
+        if old.path not in taken:
+            taken[old.path] = take(data_dir, old.path)
+        if not unchanged(old, taken[old.path]):
+            found.append(old.path)
+    return found
+
+
 def _inside(data_dir: Path, path: str) -> Path | None:
     relative = PurePosixPath(path)
     if relative.is_absolute() or ".." in relative.parts or not relative.parts:

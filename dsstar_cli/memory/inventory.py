@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from dsstar_cli.memory import fingerprint
-from dsstar_cli.memory.recall import changed_files
 from dsstar_cli.memory.store import CONVENTION, DB_NAME, FUNCTION, Learned, Store, memory_dir
 
 
@@ -23,21 +22,22 @@ def show(data_dir: Path) -> dict:
         entries, learned = store.entries(folder), store.learned(folder)
     finally:
         store.close()
+    taken: dict = {}  # Each file hashed once, however many entries read it.
     shown = []
     for entry in entries:
-        changed = changed_files(data_dir, entry)
+        changed = fingerprint.changed(data_dir, entry.files, taken)
         shown.append({"question": entry.question, "guidelines": entry.guidelines, "answer": entry.answer,
                       "run": entry.run_id, "at": entry.at, "answer_from": entry.answer_from,
                       "files": [f.path for f in entry.files], "stale": bool(changed), "changed": changed})
     return {"data_dir": str(data_dir), "memory": str(memory_dir() / DB_NAME), "entries": shown,
             "functions": [{"name": item.key, "signature": item.body["signature"], "doc": item.body["doc"],
-                           **_origin(data_dir, item)} for item in learned if item.kind == FUNCTION],
-            "conventions": [{"text": item.body["text"], **_origin(data_dir, item)}
+                           **_origin(data_dir, item, taken)} for item in learned if item.kind == FUNCTION],
+            "conventions": [{"text": item.body["text"], **_origin(data_dir, item, taken)}
                             for item in learned if item.kind == CONVENTION]}
 
 
-def _origin(data_dir: Path, item: Learned) -> dict:
-    changed = [old.path for old in item.files if not fingerprint.unchanged(old, fingerprint.take(data_dir, old.path))]
+def _origin(data_dir: Path, item: Learned, taken: dict) -> dict:
+    changed = fingerprint.changed(data_dir, item.files, taken)
     return {"run": item.run_id, "at": item.at, "question": item.question, "files": [f.path for f in item.files],
             "stale": bool(changed), "changed": changed}
 

@@ -70,23 +70,8 @@ class Offer:
                 "answers": len(self.answers), "rechecked": self.rechecked, "forgotten": self.forgotten}
 
     def block(self, question: str) -> str:
-        """The prompts' block: the earlier runs most relevant to `question` (see `relevant`), each with
-        its question, answer, functions and conventions; quoted as data. "" when none is relevant."""
-        groups = relevant(self, question)
-        if not groups:
-            return ""
-        lines = []
-        for run_id, group in groups:
-            lines.append(f"Run {run_id} asked {_line(group['question'], QUESTION_CHARS)!r}"
-                         + (f" => {_line(group['answer'], LINE_CHARS)}" if group.get("answer") is not None else ""))
-            lines += [f"- function {_signature(f.body)}: {_line(f.body['doc'], LINE_CHARS)}" for f in group["functions"]]
-            lines += [f"- convention: {_line(c.body['text'], LINE_CHARS)}" for c in group["conventions"]]
-        intro = ("Earlier verified runs on this folder whose questions are closest to this one, and what they left "
-                 "(the files they read are unchanged, or their functions were re-checked on them). A script can "
-                 f"import their functions (`from {MODULE} import NAME`) instead of writing them again; a convention "
-                 "is the reading that run took. Use them where they fit; the question and the documents decide "
-                 "where they do not.")
-        return f"{HEADING}\n{intro}\n" + quote("\n".join(lines), "dsstar's memory of this folder")
+        """The prompts' block for `question` (see `block`)."""
+        return block(relevant(self, question))
 
     def install(self, workdir: Path) -> None:
         """Write the module scripts import the functions from (nothing when none is offered)."""
@@ -106,15 +91,10 @@ def offer(store: Store, folder: str, data_dir: Path, answers: list[Entry],
           recheck: Callable[[str], bool]) -> Offer:
     """What the folder's memory offers a run now. `recheck(script)` runs a script in the sandbox and
     says whether it ran well; `answers` are the folder's remembered answers."""
-    current = {}
+    taken: dict = {}  # Each file hashed once, however many items read it.
 
     def unchanged(files: list[fingerprint.Fingerprint]) -> bool:
-        for old in files:
-            if old.path not in current:
-                current[old.path] = fingerprint.take(data_dir, old.path)
-            if not fingerprint.unchanged(old, current[old.path]):
-                return False
-        return True
+        return not fingerprint.changed(data_dir, files, taken)
 
     found = Offer()
     learned = store.learned(folder)
@@ -124,18 +104,39 @@ def offer(store: Store, folder: str, data_dir: Path, answers: list[Entry],
         script = next(f.script for f in functions if f.run_id == run_id)
         names = [f.key for f in functions if f.run_id == run_id]
         if recheck(script):
-            now = [fingerprint.take(data_dir, f.path) for f in _files_of(functions, run_id)]
+            now = [taken[f.path] for f in _files_of(functions, run_id)]  # Taken when found stale.
             store.vouch(folder, run_id, [f for f in now if f is not None])
             found.rechecked.append(run_id)
         else:
             store.forget_run(folder, run_id)
             found.forgotten += names
+    if stale_runs[:MAX_RECHECKS]:  # Their files, or the functions themselves, changed in the store.
+        functions = store.learned(folder, FUNCTION)
     waiting = set(stale_runs[MAX_RECHECKS:])
-    found.functions = [f for f in store.learned(folder, FUNCTION) if f.run_id not in waiting][-MAX_FUNCTIONS:]
+    found.functions = [f for f in functions if f.run_id not in waiting][-MAX_FUNCTIONS:]
     found.functions = [f for f in found.functions if _calls_offered(f, found.functions)]
     found.conventions = [c for c in learned if c.kind == CONVENTION and unchanged(c.files)][-MAX_CONVENTIONS:]
     found.answers = [a for a in answers if unchanged(a.files)][-MAX_ANSWERS:]
     return found
+
+
+def block(groups: list[tuple[str, dict]]) -> str:
+    """The prompts' block: the earlier runs `relevant` chose, each with its question, answer,
+    functions and conventions; quoted as data. "" when none was chosen."""
+    if not groups:
+        return ""
+    lines = []
+    for run_id, group in groups:
+        lines.append(f"Run {run_id} asked {_line(group['question'], QUESTION_CHARS)!r}"
+                     + (f" => {_line(group['answer'], LINE_CHARS)}" if group.get("answer") is not None else ""))
+        lines += [f"- function {_signature(f.body)}: {_line(f.body['doc'], LINE_CHARS)}" for f in group["functions"]]
+        lines += [f"- convention: {_line(c.body['text'], LINE_CHARS)}" for c in group["conventions"]]
+    intro = ("Earlier verified runs on this folder whose questions are closest to this one, and what they left "
+             "(the files they read are unchanged, or their functions were re-checked on them). A script can "
+             f"import their functions (`from {MODULE} import NAME`) instead of writing them again; a convention "
+             "is the reading that run took. Use them where they fit; the question and the documents decide "
+             "where they do not.")
+    return f"{HEADING}\n{intro}\n" + quote("\n".join(lines), "dsstar's memory of this folder")
 
 
 def relevant(offer: Offer, question: str, most: int = MAX_RUNS) -> list[tuple[str, dict]]:

@@ -41,11 +41,6 @@ def normalise(text: str | None) -> str:
     return " ".join((text or "").split()).casefold()
 
 
-def changed_files(data_dir: Path, entry: Entry) -> list[str]:
-    """The files `entry` read that are not as they were (changed, gone, or no longer inside the folder)."""
-    return [old.path for old in entry.files if not fingerprint.unchanged(old, fingerprint.take(data_dir, old.path))]
-
-
 @dataclass
 class Recall:
     data_dir: Path
@@ -78,7 +73,7 @@ class Recall:
             recall.store, recall.entry = None, None
             return recall
         if recall.entry is not None:
-            recall.changed = changed_files(data_dir, recall.entry)
+            recall.changed = fingerprint.changed(data_dir, recall.entry.files)
         return recall
 
     def at_once(self) -> Entry | None:
@@ -116,8 +111,9 @@ class Recall:
             return ""  # A memory that cannot be read is a memory not offered.
         if offered or offered.forgotten:
             agent.emit(Event("memory_offered", offered.summary()))
-        self.covered = any(group["functions"] for _, group in knowledge.relevant(offered, self.question))
-        return offered.block(self.question)
+        groups = knowledge.relevant(offered, self.question)
+        self.covered = any(group["functions"] for _, group in groups)
+        return knowledge.block(groups)
 
     def shortcut(self, agent: Agent, context: RunContext, output_chars: int, max_rounds: int) -> LoopResult | dict | None:
         """A covered question's short round (shortcut.py): the result, the loop's state after it, or None."""
