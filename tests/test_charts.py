@@ -15,9 +15,9 @@ import pytest
 from chart_agent import CHART_QUESTION, FIGURE, respond
 from conftest import ROOT, SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
-from test_cli import cli_env, dsstar
+from test_cli import dsstar
 from test_stack import assert_real_png
-from test_terminal import run_in_terminal
+from test_terminal import run_in_terminal, terminal_env
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
@@ -55,8 +55,7 @@ def test_a_chart_is_a_figure_artifact_in_json_plain_lines_and_runs_show(server, 
 
 
 def test_the_live_view_lists_the_chart_under_the_answer_whole(server, tmp_path):
-    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    env = terminal_env(tmp_path)
     screen = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), CHART_QUESTION,
                               "--model", "openai/fake", "--api-base", server.base_url], tmp_path, env)
     text = ANSI.sub("", screen).replace("\r", "")

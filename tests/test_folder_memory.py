@@ -21,7 +21,7 @@ import sample_agent
 from conftest import SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION
-from test_cli import cli_env, dsstar
+from test_cli import dsstar
 from dsstar_cli.memory.store import SCHEMA_VERSION
 
 COUNT_QUESTION = "How many merchant categories does categories.json list?"
@@ -381,7 +381,7 @@ def test_a_memory_from_a_newer_dsstar_is_left_alone(tmp_path, monkeypatch):
 def test_the_live_view_says_the_answer_came_from_memory(tmp_path, data, monkeypatch):
     """A remembered entry (planted with the files' real fingerprints), asked on a terminal of 80 columns:
     the live view names the run and the time; no model is configured, none is needed."""
-    from test_terminal import run_in_terminal
+    from test_terminal import run_in_terminal, terminal_env
 
     from dsstar_cli.memory import fingerprint
     from dsstar_cli.memory.recall import normalise
@@ -393,8 +393,7 @@ def test_the_live_view_says_the_answer_came_from_memory(tmp_path, data, monkeypa
                     "Golden Gate Gaming", "final_script", "print(1)", "print('Golden Gate Gaming')", {"plan": ["x"]},
                     prints), normalise(QUESTION), "")
     store.close()
-    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    env = terminal_env(tmp_path)
     shown = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(data), QUESTION], tmp_path, env)
     flat = " ".join(re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown).split())
     assert "answered from memory: verified by run 20261126-010616-67cfdc at 2026-11-26T01:06:29" in flat, shown

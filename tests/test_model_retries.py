@@ -17,7 +17,7 @@ from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
 from test_cli import cli_env
 from test_model_faults import Faulty
-from test_terminal import run_in_terminal
+from test_terminal import run_in_terminal, terminal_env
 
 from dsstar_cli.events import Recorder
 from dsstar_cli.model import LiteLLMModel, ModelConfigError, ModelUnreachable, import_litellm
@@ -136,8 +136,7 @@ def test_a_hanging_server_on_a_terminal_shows_each_timeout_and_the_wait(tmp_path
     """The issue's case: `--llm-timeout` with a server that never answers showed only `planner:
     planning the next step · 0 tokens` until the run failed."""
     config(tmp_path, retries=2, delay=1)
-    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    env = terminal_env(tmp_path)
     with FakeOpenAIServer(respond, faults=["hang"] * 2) as server:
         shown = run_in_terminal(argv(sample_copy, server.base_url, "--llm-timeout", "1"), tmp_path, env)
     assert "planner: no answer within 1 s (attempt 1 of 2); retrying in " in shown, shown[-3000:]

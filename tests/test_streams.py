@@ -19,8 +19,8 @@ import pytest
 from conftest import SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
 from sample_agent import QUESTION, respond
-from test_cli import cli_env, dsstar
-from test_terminal import read_terminal
+from test_cli import dsstar
+from test_terminal import read_terminal, terminal_env
 
 ANSWER = "Golden Gate Gaming"
 LONG_QUESTION = QUESTION + " Count only card payments that were not refunded, and say which data you used."
@@ -49,8 +49,7 @@ def in_terminal(argv: list[str], cwd: Path, env: dict, *, columns: int = 80, std
                 stderr: bool = True, timeout: float = 120) -> tuple[str, str, str]:
     """Run dsstar with stdout and/or stderr on a pseudo-terminal of `columns` columns (the other one
     to a file): (what the terminal showed, without colour and cursor codes; stdout's file; stderr's file)."""
-    env = {k: v for k, v in cli_env(cwd, **env).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS=str(columns), LINES="40")
+    env = terminal_env(cwd, columns, **env)
     leader, follower = pty.openpty()
     files = {name: open(cwd / f"{name}.txt", "w+") for name in ("stdout", "stderr")}
     proc = subprocess.Popen([sys.executable, "-m", "dsstar_cli", *argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL,

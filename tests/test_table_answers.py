@@ -18,8 +18,8 @@ import pytest
 from chart_agent import TABLE_QUESTION, respond_table
 from conftest import ROOT, SAMPLE_DATA
 from fake_openai import FakeOpenAIServer
-from test_cli import cli_env, dsstar
-from test_terminal import run_in_terminal
+from test_cli import dsstar
+from test_terminal import run_in_terminal, terminal_env
 
 from dsstar_cli import tables
 
@@ -53,8 +53,7 @@ def test_a_table_answer_has_rows_and_columns_in_json_and_is_kept_as_csv(server, 
 
 
 def test_a_table_answer_is_a_table_on_an_80_column_terminal(server, tmp_path):
-    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    env = terminal_env(tmp_path)
     screen = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), TABLE_QUESTION,
                               "--model", "openai/fake", "--api-base", server.base_url], tmp_path, env)
     text = ANSI.sub("", screen).replace("\r", "")

@@ -75,6 +75,13 @@ def test_plain_run_prints_no_control_sequence(tmp_path):
     assert "\\x1b]52;c;" in proc.stderr  # Shown, as text.
 
 
+def terminal_env(cwd: Path, columns: int = 80, **extra: str) -> dict[str, str]:
+    """A test dsstar's environment (cli_env) as a user's colour terminal of `columns` x 40 sets it."""
+    env = {k: v for k, v in cli_env(cwd, **extra).items() if k != "NO_COLOR"}
+    env.update(TERM="xterm-256color", COLUMNS=str(columns), LINES="40")
+    return env
+
+
 def run_in_terminal(argv: list[str], cwd: Path, env: dict, timeout: float = 120) -> str:
     """Everything `argv` wrote to a pseudo-terminal (its stdout and stderr), as text."""
     leader, follower = pty.openpty()
@@ -107,8 +114,7 @@ def read_terminal(leader: int, proc: subprocess.Popen, timeout: float) -> bytes:
 
 def test_live_view_and_answer_on_a_terminal_print_no_control_sequence(tmp_path):
     data = hostile_folder(tmp_path)
-    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="120", LINES="40")
+    env = terminal_env(tmp_path, columns=120)
     with FakeOpenAIServer(hostile) as server:
         shown = run_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(data), QUESTION, "--model",
                                  "openai/fake", "--api-base", server.base_url], tmp_path, env)
@@ -195,8 +201,7 @@ def screen_line(written: str) -> str:
 
 
 def test_ctrl_c_leaves_the_answer_panels_border_whole(tmp_path):
-    env = {k: v for k, v in cli_env(tmp_path).items() if k != "NO_COLOR"}
-    env.update(TERM="xterm-256color", COLUMNS="80", LINES="40")
+    env = terminal_env(tmp_path)
     with FakeOpenAIServer(respond, delay_s=2.0) as server:  # Ctrl-C comes while the planner thinks.
         shown, modes = interrupted_in_terminal([sys.executable, "-m", "dsstar_cli", "ask", str(SAMPLE_DATA), QUESTION,
                                                 "--model", "openai/fake", "--api-base", server.base_url], tmp_path,
