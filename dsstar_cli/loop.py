@@ -15,8 +15,9 @@
 
 Every prompt starts with the run's shared context (roles/context.py): documents, question, answer
 format and the file descriptions (the verifier and finalizer: those of the files the script they judge
-reads), and for the roles that write code what the folder's memory offers (memory/knowledge.py). Text from the data and the scripts' output is quoted as data (quoting.py). After every round
-the loop's state is checkpointed, so `dsstar resume` continues a stopped run from its last completed round.
+reads), and for the roles that write code what the folder's memory offers (memory/knowledge.py). Text
+from the data and the scripts' output is quoted as data (quoting.py). After every round the loop's
+state is checkpointed, so `dsstar resume` continues a stopped run from its last completed round.
 """
 
 from __future__ import annotations
